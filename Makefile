@@ -1,0 +1,63 @@
+# npuops.ascend developer targets. `make demo` and `make test` do all set-up on a fresh machine.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+REPO := $(CURDIR)
+VENV := $(REPO)/.venv
+COLLECTIONS_ROOT ?= /tmp/npuops-collections-$(shell id -u)
+NODES ?= 4
+
+export PATH := $(VENV)/bin:$(PATH)
+export NPUOPS_COLLECTIONS_ROOT := $(COLLECTIONS_ROOT)
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_ROOT)
+export ANSIBLE_NOCOLOR := 1
+export NO_COLOR := 1
+export PY_COLORS := 0
+export LC_ALL := C.UTF-8
+
+.PHONY: help setup test lint ruff ansible-lint sanity unit sim-test molecule demo demo-down bench build docs-check clean
+
+help:
+	@echo "make demo    - set up, bring up a 4-node simulated PoD, run the playbooks, print the report"
+	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
+	@echo "make setup   - system packages + .venv (idempotent)"
+	@echo "make lint | sanity | unit | molecule | bench | build"
+
+setup:
+	@tools/dev/setup.sh
+
+ruff: setup
+	ruff check .
+
+ansible-lint: setup
+	ansible-lint --profile production
+
+lint: ruff ansible-lint
+
+sanity: setup
+	tools/dev/sanity.sh
+
+unit: setup
+	pytest -q tests/unit tests/sim
+
+molecule: setup
+	tools/dev/molecule.sh
+
+test: setup lint sanity molecule unit
+
+demo: setup
+	tools/dev/demo.sh $(NODES)
+
+demo-down: setup
+	tools/pod/podctl down
+
+bench: setup
+	bench/run.sh
+
+build: setup
+	mkdir -p build
+	ansible-galaxy collection build --force --output-path build/ .
+
+clean:
+	rm -rf build tests/output .ansible .ruff_cache

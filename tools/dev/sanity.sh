@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# ansible-test sanity on a real (copied) ansible_collections/npuops/ascend tree.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+work=$(mktemp -d /tmp/npuops-sanity.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+dest=$work/ansible_collections/npuops/ascend
+mkdir -p "$dest"
+# tracked and untracked-but-not-ignored files, plus .git so ansible-test honours .gitignore
+git ls-files -co --exclude-standard -z | tar -C "$repo" --null -T - -cf - | tar -C "$dest" -xf -
+cp -a .git "$dest/.git"
+pyver=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+cd "$dest"
+"$repo/.venv/bin/ansible-test" sanity --python "$pyver" --local --color no "$@"
