@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for AllReduce benchmark output: CANN ``hccl_test`` and PyTorch all-reduce scripts.
+
+``hccl_test`` prints the algorithm bandwidth only (decimal GB/s of the per-NPU payload);
+the bus bandwidth of an AllReduce over ``n`` ranks is ``algbw * busbw_factor(n)``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import lines_of, to_number
+
+_HCCL_ROW_RE = re.compile(r'^(\d+)\s*\|\s*([\d.]+)\s*\|\s*([\d.]+)\s*\|\s*(\w+)$')
+_HCCL_ERROR_RE = re.compile(r'(error|Error|ERROR|failed|Fatal|retcode|return err|cannot open shared object)')
+_MPI_STACK_RE = re.compile(r'^\w+\(\d+\)\.*:')
+
+
+def busbw_factor(ranks):
+    """AllReduce bus bandwidth factor 2(n-1)/n; 0.0 for fewer than two ranks."""
+    ranks = int(ranks)
+    return 2.0 * (ranks - 1) / ranks if ranks > 1 else 0.0
+
+
+def parse_hccl_test(text):
+    """Parse the output of CANN ``hccl_test`` (``all_reduce_test`` and friends).
+
+    Sample::
+
+        the minbytes is 8192, maxbytes is 67108864, iters is 20, warmup_iters is 5
+        data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:
+        524288            | 1000.00        | 0.52429              | success
+
+    Returns ``{'minbytes': 8192, 'maxbytes': 67108864, 'iters': 20, 'warmup_iters': 5,
+    'rows': [{'data_size_bytes': 524288, 'avg_time_us': 1000.0, 'algbw_gb_s': 0.52429,
+    'check_result': 'success'}], 'failed_ranks': [], 'errors': [], 'warnings': [],
+    'retcode': None}``. Both ``aveg_time`` and ``avg_time`` headers and any spacing around
+    ``|`` are accepted; ``local rank_id N, check result failed, ...`` lines go to
+    ``failed_ranks``; tool, HCCL and MPI error lines to ``errors`` (``retcode`` from
+    ``retcode: N``).
+    """
+    out = {'minbytes': None, 'maxbytes': None, 'iters': None, 'warmup_iters': None, 'rows': [], 'failed_ranks': [],
+           'errors': [], 'warnings': [], 'retcode': None, 'unparsed': []}
+    for line in lines_of(text):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        params = re.match(r'^the minbytes is (\d+), maxbytes is (\d+), iters is (\d+), warmup_iters is (\d+)$', stripped)
+        if params:
+            out['minbytes'], out['maxbytes'], out['iters'], out['warmup_iters'] = (int(g) for g in params.groups())
+            continue
+        if stripped.startswith('data_size') and '|' in stripped:
+            continue
+        row = _HCCL_ROW_RE.match(stripped)
+        if row:
+            out['rows'].append(_hccl_row(row))
+            continue
+        rank = re.match(r'^local rank_id (\d+), check result failed,\s*(.*)$', stripped)
+        if rank and _HCCL_ROW_RE.match(rank.group(2)):
+            entry = _hccl_row(_HCCL_ROW_RE.match(rank.group(2)))
+            entry['rank'] = int(rank.group(1))
+            out['failed_ranks'].append(entry)
+            continue
+        if stripped.startswith('Warning:'):
+            out['warnings'].append(stripped)
+            continue
+        if _HCCL_ERROR_RE.search(stripped) or _MPI_STACK_RE.match(stripped):
+            out['errors'].append(stripped)
+            code = re.search(r'retcode:\s*(-?\d+)', stripped)
+            if code:
+                out['retcode'] = int(code.group(1))
+            continue
+        out['unparsed'].append(line)
+    return out
+
+
+def _hccl_row(match):
+    return {
+        'data_size_bytes': int(match.group(1)),
+        'avg_time_us': float(match.group(2)),
+        'algbw_gb_s': float(match.group(3)),
+        'check_result': match.group(4),
+    }
+
+
+_PREFIX_RE = re.compile(r'^\[[^\]]*\]:')
+_BW_RE = re.compile(r'^(algbw|busbw):\s*([\d.]+)\s*GBps\s*\(\s*([\d.]+)\s*Gbps\s*\)$')
+_TABLE_KEYS = ('data_size_mb', 'avg_us', 'min_us', 'max_us', 'p50_us', 'p95_us', 'p99_us', 'algbw_gb_s', 'busbw_gb_s')
+
+
+def parse_torch_allreduce(text):
+    """Parse the output of a PyTorch all-reduce bandwidth script (torch_npu + HCCL).
+
+    Sample (the common ``all_reduce_bench`` text; launcher prefixes like ``[host:0]:`` are
+    removed)::
+
+        The average bandwidth of all_reduce with a 4.0GB payload (20 trials, 4 ranks):
+         algbw: 218.635 GBps (1749.1 Gbps)
+         busbw: 327.952 GBps (2623.6 Gbps)
+
+    Returns ``{'op': 'all_reduce', 'payload_gb': 4.0, 'trials': 20, 'ranks': 4,
+    'algbw_gb_s': 218.635, 'busbw_gb_s': 327.952, 'rows': []}``. The table form
+    (``Op: allreduce | Shape: ... | Ranks: 8`` then ``data_size(MB) avg(us) ... busbw(GB/s)``
+    and one row of numbers) fills ``rows`` with ``data_size_mb``, ``avg_us`` ...
+    ``busbw_gb_s`` and the first row's bandwidths at the top level.
+    """
+    out = {'op': None, 'payload_gb': None, 'trials': None, 'ranks': None, 'algbw_gb_s': None, 'busbw_gb_s': None,
+           'rows': [], 'unparsed': []}
+    for line in lines_of(text):
+        stripped = _PREFIX_RE.sub('', line).strip()
+        if not stripped or re.match(r'^=+$', stripped):
+            continue
+        head = re.match(r'^The average bandwidth of (\w+) with a ([\d.]+)\s*GB payload \((\d+) trials, (\d+) ranks\):$', stripped)
+        if head:
+            out['op'] = head.group(1)
+            out['payload_gb'] = float(head.group(2))
+            out['trials'] = int(head.group(3))
+            out['ranks'] = int(head.group(4))
+            continue
+        bandwidth = _BW_RE.match(stripped)
+        if bandwidth:
+            out[bandwidth.group(1) + '_gb_s'] = float(bandwidth.group(2))
+            continue
+        if stripped.startswith('Op:') and '|' in stripped:
+            for part in stripped.split('|'):
+                key, sep, value = part.partition(':')
+                if sep:
+                    out[key.strip().lower()] = to_number(value.strip())
+            continue
+        if stripped.startswith('data_size(MB)'):
+            continue
+        words = stripped.split()
+        if len(words) == len(_TABLE_KEYS) and all(re.match(r'^[\d.]+$', w) for w in words):
+            row = dict(zip(_TABLE_KEYS, (float(w) for w in words)))
+            out['rows'].append(row)
+            if out['algbw_gb_s'] is None:
+                out['algbw_gb_s'] = row['algbw_gb_s']
+                out['busbw_gb_s'] = row['busbw_gb_s']
+            continue
+        out['unparsed'].append(line)
+    return out
+
+
+PARSERS = {
+    'hccl_test': parse_hccl_test,
+    'torch_allreduce': parse_torch_allreduce,
+}

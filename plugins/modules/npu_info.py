@@ -1,0 +1,479 @@
+#!/usr/bin/python
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: npu_info
+short_description: Gather facts about the Ascend NPUs of a node with npu-smi
+version_added: 0.1.0
+author:
+  - npuops maintainers (@npuops)
+description:
+  - Reads the state of every Ascend NPU of the node with C(npu-smi) and returns it as structured data.
+  - One C(npu-smi info) call gives the driver version, the device list, the per-device summary row
+    (health, power, temperature, AI Core use, HBM use, bus id) and the NPU processes.
+  - Each selected O(gather_subset) adds one C(npu-smi info -t <view> -i <N>) call per device; these per-device
+    calls run concurrently. C(topo) and C(mapping) are one call for the whole node.
+  - Read-only; never reports a change.
+  - A line of C(npu-smi) output that the parsers do not recognise is reported as a warning that names the
+    command; please report it together with your driver version.
+options:
+  gather_subset:
+    description:
+      - What to read in addition to the C(npu-smi info) summary table.
+      - V(all) selects every subset.
+      - V(board) is C(-t board) (driver and firmware versions, serial number, PCIe bus).
+      - V(health) is C(-t health) (health status, error codes and their text).
+      - V(ecc) is C(-t ecc), V(temp) is C(-t temp), V(power) is C(-t power), V(usages) is C(-t usages),
+        V(pcie_err) is C(-t pcie-err), V(memory) is C(-t memory); all per device.
+      - V(topo) is C(-t topo) once for the node (HCCS links and CPU affinity per NPU).
+      - V(mapping) is C(info -m) once for the node (chip and logic ids per NPU).
+      - V(processes) returns the process table of C(npu-smi info) (no extra call).
+    type: list
+    elements: str
+    choices: [all, board, health, ecc, temp, power, usages, topo, processes, pcie_err, memory, mapping]
+    default: [board, health, usages, topo, processes]
+  devices:
+    description:
+      - NPU ids (the C(NPU) column of C(npu-smi info)) to report.
+      - By default every NPU listed by C(npu-smi info) (or by C(npu-smi info -l) when the table shows none).
+      - An id that C(npu-smi) does not list fails the task before any per-device call.
+    type: list
+    elements: int
+  npu_smi_path:
+    description:
+      - Path of the C(npu-smi) binary, or of the directory holding it.
+      - When set, only this place is used. When unset, C(/usr/local/Ascend/driver/tools), C(/usr/local/sbin),
+        C(/usr/local/bin) and then E(PATH) are searched.
+    type: path
+  timeout:
+    description:
+      - Seconds each C(npu-smi) call may take before it is stopped (through coreutils C(timeout -k 5)).
+      - V(0) disables the limit. Without the C(timeout) binary on the node calls are not limited.
+    type: int
+    default: 30
+  workers:
+    description:
+      - Maximum number of C(npu-smi) calls running at the same time.
+    type: int
+    default: 8
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it runs the same read-only commands in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is no diff.
+  platform:
+    support: full
+    platforms: posix
+    description: Linux nodes with the Ascend driver (npu-smi) installed.
+notes:
+  - Device keys in RV(devices) are strings (V('0') ... V('7')), as in every JSON result.
+  - C(npu-smi) prints its errors on standard output; a failed call is reported with the tool's own text
+    and its exit code (the negative npu-smi code modulo 256, for example 215 for C(-9001)).
+  - Needs the privileges C(npu-smi) needs on the node, usually root (C(become=true)).
+seealso:
+  - module: npuops.ascend.hccn_info
+  - module: npuops.ascend.numa_info
+"""
+
+EXAMPLES = r"""
+- name: Read the NPU summary, board, health, usages, topology and processes
+  npuops.ascend.npu_info:
+  register: npu
+
+- name: Stop when an NPU is not healthy
+  ansible.builtin.assert:
+    that: npu.summary.all_healthy
+    fail_msg: "Unhealthy NPUs on {{ inventory_hostname }}: {{ npu.summary.unhealthy }}"
+
+- name: Read only health and ECC counters of NPU 0 and 1, with a short timeout
+  npuops.ascend.npu_info:
+    gather_subset: [health, ecc]
+    devices: [0, 1]
+    timeout: 10
+
+- name: Read everything npu-smi offers
+  npuops.ascend.npu_info:
+    gather_subset: all
+  register: npu_all
+
+- name: Show the driver and firmware versions
+  ansible.builtin.debug:
+    msg: "{{ npu_all.summary.driver_version }} / {{ npu_all.summary.firmware_version }}"
+"""
+
+RETURN = r"""
+version:
+  description: The npu-smi (driver) version from the title of the C(npu-smi info) table.
+  returned: success
+  type: str
+  sample: 25.2.0
+count:
+  description: Number of NPUs reported in RV(devices).
+  returned: success
+  type: int
+  sample: 8
+devices:
+  description:
+    - One entry per reported NPU, keyed by the NPU id as a string.
+    - Each entry has C(info) and one key per gathered per-device subset; values are the parser's fields with
+      unit suffixes (C(_mb), C(_pct), C(_c), C(_w), C(_mhz)) and numbers as numbers.
+  returned: success
+  type: dict
+  contains:
+    info:
+      description:
+        - The row of the C(npu-smi info) table for this NPU (first chip).
+        - Keys C(npu), C(chip), C(name), C(health), C(power_w), C(temp_c), C(aicore_pct), C(memory_used_mb),
+          C(memory_total_mb), C(hbm_used_mb), C(hbm_total_mb), C(bus_id).
+      type: dict
+      returned: always
+      sample: {npu: 0, chip: 0, name: 910B3, health: OK, power_w: 102.8, temp_c: 55, aicore_pct: 0,
+               memory_used_mb: 0, memory_total_mb: 0, hbm_used_mb: 3338, hbm_total_mb: 65536, bus_id: "0000:C1:00.0"}
+    board:
+      description: C(npu-smi info -t board -i N) with snake_case keys (C(software_version) is the driver, C(firmware_version) the firmware).
+      type: dict
+      returned: when board is gathered
+    health:
+      description: C(npu-smi info -t health -i N) (health status, error codes, error information).
+      type: dict
+      returned: when health is gathered
+    ecc:
+      description: C(npu-smi info -t ecc -i N) (single and double bit error and isolated page counts).
+      type: dict
+      returned: when ecc is gathered
+    temp:
+      description: C(npu-smi info -t temp -i N).
+      type: dict
+      returned: when temp is gathered
+    power:
+      description: C(npu-smi info -t power -i N).
+      type: dict
+      returned: when power is gathered
+    usages:
+      description: C(npu-smi info -t usages -i N) (HBM capacity and usage, AI Core, AI CPU and control CPU use per chip).
+      type: dict
+      returned: when usages is gathered
+    pcie_err:
+      description: C(npu-smi info -t pcie-err -i N) (TX, RX, LCRC, ECRC error and retry counts).
+      type: dict
+      returned: when pcie_err is gathered
+    memory:
+      description: C(npu-smi info -t memory -i N) (HBM capacity, clock, temperature, manufacturer).
+      type: dict
+      returned: when memory is gathered
+    topo:
+      description: This NPU's row of C(npu-smi info -t topo) (C(links) to the other NPUs and C(cpu_affinity)).
+      type: dict
+      returned: when topo is gathered
+      sample: {npu: 0, links: {NPU1: HCCS, NPU2: HCCS}, cpu_affinity: 144-167}
+    mapping:
+      description: This NPU's rows of C(npu-smi info -m) (C(chip), C(logic_id), C(name); MCU rows have C(logic_id) null).
+      type: list
+      elements: dict
+      returned: when mapping is gathered
+processes:
+  description: The process table of C(npu-smi info) for the reported NPUs.
+  returned: when processes is gathered
+  type: list
+  elements: dict
+  sample: [{npu: 0, chip: 0, pid: 16143, name: VLLMWorker_DP, memory_mb: 43095}]
+summary:
+  description: Conclusions over the reported NPUs.
+  returned: success
+  type: dict
+  contains:
+    all_healthy:
+      description: True when every reported NPU shows C(OK) in the table and, when health is gathered, in C(-t health).
+      type: bool
+      returned: always
+    unhealthy:
+      description: NPU ids whose health is not C(OK).
+      type: list
+      elements: int
+      returned: always
+    busy:
+      description: NPU ids that run at least one process (from the process table).
+      type: list
+      elements: int
+      returned: always
+    driver_version:
+      description: The driver version (C(Software Version) of C(-t board) when gathered, else RV(version)).
+      type: str
+      returned: always
+    firmware_version:
+      description: The NPU firmware version of the first reported NPU (C(Firmware Version) of C(-t board)); null without board.
+      type: str
+      returned: always
+  sample: {all_healthy: true, unhealthy: [], busy: [0, 1], driver_version: 25.2.0, firmware_version: 7.8.0.6.201}
+cmd:
+  description: The failing command, on failure.
+  returned: failure
+  type: str
+  sample: /usr/local/sbin/npu-smi info -t health -i 9
+rc:
+  description: The exit code of the failing command, on failure.
+  returned: failure
+  type: int
+  sample: 215
+stdout:
+  description: Standard output of the failing command (npu-smi prints its errors there).
+  returned: failure
+  type: str
+stderr:
+  description: Standard error of the failing command.
+  returned: failure
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi as npu_parsers  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
+    DEFAULT_TIMEOUT,
+    DEFAULT_WORKERS,
+    Runner,
+    ToolError,
+    cmd_to_text,
+    find_tool,
+    host_name,
+    parse_output,
+    sentence,
+    tool_output,
+    unparsed_warning,
+)
+
+# Per-device subsets: subset name -> npu-smi view (`npu-smi info -t <view> -i <N>`) and parser key.
+DEVICE_VIEWS = {
+    'board': ('board', 'board'),
+    'health': ('health', 'health'),
+    'ecc': ('ecc', 'ecc'),
+    'temp': ('temp', 'temp'),
+    'power': ('power', 'power'),
+    'usages': ('usages', 'usages'),
+    'pcie_err': ('pcie-err', 'pcie_err'),
+    'memory': ('memory', 'memory'),
+}
+# Node-wide subsets: one call for all devices.
+NODE_VIEWS = {
+    'topo': (['info', '-t', 'topo'], 'topo'),
+    'mapping': (['info', '-m'], 'mapping'),
+}
+ALL_SUBSETS = sorted(list(DEVICE_VIEWS) + list(NODE_VIEWS) + ['processes'])
+DEFAULT_SUBSET = ['board', 'health', 'usages', 'topo', 'processes']
+
+# npu-smi error text -> what to do. First match wins.
+NPU_SMI_HINTS = (
+    ('device is used', 'Another process or container holds the NPU: stop it, or run this where the device is visible.'),
+    ('Invalid card id', 'The NPU id does not exist on this host: compare the devices option with `npu-smi info -l`.'),
+    ('Invalid chip id', 'The chip id does not exist on this NPU: check `npu-smi info -m`.'),
+    ('does not support querying', 'This driver or product does not offer that view: remove it from gather_subset.'),
+    ('initialize failed', 'The driver is not loaded or not usable: check the driver installation, dmesg and `npu-smi info`.'),
+    ('There is no NPU card', 'No NPU is visible: check the driver installation and, in a container, the device mounts.'),
+)
+DEFAULT_HINT = 'Run the command on the host to see the full error, and check the driver with `npu-smi info`.'
+
+
+def npu_smi_hint(text):
+    for needle, hint in NPU_SMI_HINTS:
+        if needle.lower() in text.lower():
+            return hint
+    return DEFAULT_HINT
+
+
+def check_result(argv, result, device=None):
+    """Raise a ToolError for a failed npu-smi call; return (rc, stdout, stderr) otherwise."""
+    rc, out, err = result
+    if rc == 0:
+        return result
+    subject = 'NPU %s on %s' % (device, host_name()) if device is not None else host_name()
+    words = tool_output(out, err)
+    raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
+                    msg='%s: %s failed (rc=%s): %s %s' % (subject, cmd_to_text(argv), rc, sentence(words), npu_smi_hint(words)))
+
+
+def resolve_subsets(requested):
+    """The set of subsets to gather: 'all' expands to every subset."""
+    requested = set(requested or [])
+    if 'all' in requested:
+        return set(ALL_SUBSETS)
+    return requested
+
+
+def device_ids(parsed):
+    """NPU ids from a parsed `info` table or `info -l` listing, in order, without duplicates."""
+    ids = []
+    for item in parsed.get('devices') or []:
+        npu = item.get('npu') if isinstance(item, dict) else item
+        if isinstance(npu, int) and npu not in ids:
+            ids.append(npu)
+    return ids
+
+
+def choose_devices(found, requested):
+    """Decide which devices to report; fail on ids npu-smi does not list."""
+    if not requested:
+        return list(found)
+    missing = [dev for dev in requested if dev not in found]
+    if missing:
+        raise ToolError(msg='NPU %s on %s: not listed by npu-smi (found %s). Fix the devices option; '
+                            '`npu-smi info -l` lists the NPUs of the host.'
+                            % (', '.join(str(dev) for dev in missing), host_name(), found or 'none'))
+    return [dev for dev in found if dev in requested]
+
+
+def find_health(data):
+    """The health word in a parsed `-t health` view, wherever the parser put it."""
+    if isinstance(data, dict):
+        for key in ('health_status', 'health'):
+            if isinstance(data.get(key), str):
+                return data[key]
+        for value in data.values():
+            found = find_health(value)
+            if found:
+                return found
+    if isinstance(data, list):
+        for value in data:
+            found = find_health(value)
+            if found:
+                return found
+    return None
+
+
+class NpuInfo:
+    """Reads npu-smi. Collects warnings; raises ToolError; never calls fail_json."""
+
+    def __init__(self, module, runner, npu_smi):
+        self.module = module
+        self.runner = runner
+        self.npu_smi = npu_smi
+        self.warnings = []
+        self.version = None
+
+    def parse(self, key, argv, text):
+        data, unparsed = parse_output(npu_parsers.PARSERS[key], argv, text)
+        for warning in data.pop('warnings', None) or []:
+            self.warnings.append('%s: %s' % (cmd_to_text(argv), warning))
+        if unparsed:
+            self.warnings.append(unparsed_warning(argv, unparsed, self.version))
+        return data
+
+    def gather(self, subsets, requested_devices, workers):
+        # 1. the summary table and the node-wide views, together
+        node_views = [name for name in sorted(NODE_VIEWS) if name in subsets]
+        first = [[self.npu_smi, 'info']] + [[self.npu_smi] + NODE_VIEWS[name][0] for name in node_views]
+        results = self.runner.run_many(first, workers, return_exceptions=True)
+        for result in results:
+            if isinstance(result, ToolError):
+                result.msg = '%s: %s' % (host_name(), result.msg)
+                raise result
+        table_argv = first[0]
+        table = self.parse('info', table_argv, check_result(table_argv, results[0])[1])
+        self.version = table.get('version')
+        node = {}
+        for name, argv, result in zip(node_views, first[1:], results[1:]):
+            node[name] = self.parse(NODE_VIEWS[name][1], argv, check_result(argv, result)[1])
+
+        # 2. decide the devices
+        found = device_ids(table)
+        if not found:
+            list_argv = [self.npu_smi, 'info', '-l']
+            found = device_ids(self.parse('list', list_argv, check_result(list_argv, self.runner.run(list_argv))[1]))
+        devices = choose_devices(found, requested_devices)
+
+        # 3. the per-device views, all concurrently
+        plan = [(dev, name) for dev in devices for name in sorted(DEVICE_VIEWS) if name in subsets]
+        argvs = [[self.npu_smi, 'info', '-t', DEVICE_VIEWS[name][0], '-i', str(dev)] for dev, name in plan]
+        results = self.runner.run_many(argvs, workers, return_exceptions=True)
+        per_device = {}
+        for (dev, name), argv, result in zip(plan, argvs, results):
+            if isinstance(result, ToolError):
+                result.msg = 'NPU %s on %s: %s' % (dev, host_name(), result.msg)
+                raise result
+            out = check_result(argv, result, dev)[1]
+            per_device.setdefault(dev, {})[name] = self.parse(DEVICE_VIEWS[name][1], argv, out)
+
+        return self.assemble(table, node, devices, per_device, subsets)
+
+    def assemble(self, table, node, devices, per_device, subsets):
+        rows = {}
+        for row in table.get('devices') or []:
+            rows.setdefault(row.get('npu'), dict(row))
+        topo_rows = {row.get('npu'): row for row in (node.get('topo') or {}).get('devices') or []}
+        mapping_rows = (node.get('mapping') or {}).get('devices') or []
+
+        result_devices = {}
+        for dev in devices:
+            entry = {'info': rows.get(dev, {'npu': dev})}
+            entry.update(per_device.get(dev, {}))
+            if 'topo' in subsets:
+                entry['topo'] = topo_rows.get(dev, {})
+            if 'mapping' in subsets:
+                entry['mapping'] = [row for row in mapping_rows if row.get('npu') == dev]
+            result_devices[str(dev)] = entry
+
+        processes = [proc for proc in table.get('processes') or [] if proc.get('npu') in devices]
+        result = {
+            'version': self.version,
+            'count': len(devices),
+            'devices': result_devices,
+            'summary': self.summarise(devices, result_devices, processes),
+        }
+        if 'processes' in subsets:
+            result['processes'] = processes
+        return result
+
+    def summarise(self, devices, result_devices, processes):
+        unhealthy = []
+        for dev in devices:
+            entry = result_devices[str(dev)]
+            words = [entry['info'].get('health')]
+            if 'health' in entry:
+                words.append(find_health(entry['health']))
+            if any(word is not None and word != 'OK' for word in words) or words[0] is None:
+                unhealthy.append(dev)
+        boards = [result_devices[str(dev)].get('board') or {} for dev in devices]
+        first_board = boards[0] if boards else {}
+        return {
+            'all_healthy': not unhealthy and bool(devices),
+            'unhealthy': unhealthy,
+            'busy': sorted({proc['npu'] for proc in processes if isinstance(proc.get('npu'), int)}),
+            'driver_version': first_board.get('software_version') or self.version,
+            'firmware_version': first_board.get('firmware_version'),
+        }
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            gather_subset=dict(type='list', elements='str', choices=['all'] + ALL_SUBSETS, default=list(DEFAULT_SUBSET)),
+            devices=dict(type='list', elements='int'),
+            npu_smi_path=dict(type='path'),
+            timeout=dict(type='int', default=DEFAULT_TIMEOUT),
+            workers=dict(type='int', default=DEFAULT_WORKERS),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params['timeout'] < 0 or params['workers'] < 1:
+        module.fail_json(msg='npu_info: timeout must be >= 0 and workers >= 1 (got timeout=%s, workers=%s).'
+                             % (params['timeout'], params['workers']))
+    try:
+        npu_smi = find_tool(module, 'npu-smi', params['npu_smi_path'])
+        reader = NpuInfo(module, Runner(module, params['timeout']), npu_smi)
+        facts = reader.gather(resolve_subsets(params['gather_subset']), params['devices'], params['workers'])
+    except ToolError as exc:
+        module.fail_json(**exc.result())
+    else:
+        for warning in reader.warnings:
+            module.warn(warning)
+        module.exit_json(changed=False, **facts)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,93 @@
+"""The performance MODEL: busbw conditions, step time ordering, output shapes."""
+
+import json
+import re
+
+from npu_sim import perf
+
+LINE = re.compile(r"^ \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] iteration +(\d+)/ +(\d+) \| consumed samples: +\d+ \| "
+                  r"elapsed time per iteration \(ms\): (\d+\.\d) \| throughput per GPU \(TFLOP/s/GPU\): \d+\.\d \| "
+                  r"learning rate: \d\.\d{6}E[-+]\d\d \| global batch size: +\d+ \| lm loss: \d\.\d{6}E[-+]\d\d \| "
+                  r"loss scale: 1\.0 \| grad norm: \d+\.\d{3} \| number of skipped iterations: +0 \| number of nan iterations: +0 \|$")
+
+TUNED_ENV = {"HCCL_RDMA_SL": "4", "HCCL_RDMA_TC": "132"}
+
+
+def _tune(node, mtu=9000):
+    for npu in node.data["npus"]:
+        npu["net"]["pfc"] = [0, 0, 0, 0, 1, 0, 0, 0]
+        npu["net"]["dscp_to_tc"][33] = 3
+        npu["net"]["mtu"] = mtu
+    node.save()
+
+
+def _step_ms(node, env, steps=6):
+    rc, out, err = node.sub("npu-sim", "train", "--steps", str(steps), "--seed", "7", env=env)
+    assert rc == 0, err
+    times = []
+    for line in out.splitlines():
+        found = LINE.match(line)
+        assert found, line
+        times.append(float(found.group(3)))
+    return sum(times[1:]) / len(times[1:])
+
+
+def test_busbw_needs_every_condition(pod):
+    one, two = pod("node01", 1), pod("node02", 2)
+    states = [one.data, two.data]
+    assert perf.inter_busbw(states, TUNED_ENV) == perf.ROCE_LOSSY_GBPS
+    _tune(one)
+    _tune(two)
+    states = [one.reload(), two.reload()]
+    assert perf.inter_busbw(states, TUNED_ENV) == 25.0 * 0.9
+    assert perf.roce_check(states, TUNED_ENV) == []
+    assert perf.inter_busbw(states, {"HCCL_RDMA_SL": "3", "HCCL_RDMA_TC": "132"}) == perf.ROCE_LOSSY_GBPS
+    assert perf.inter_busbw(states, {"HCCL_RDMA_SL": "4", "HCCL_RDMA_TC": "128"}) == perf.ROCE_LOSSY_GBPS
+    assert perf.inter_busbw(states, {"HCCL_RDMA_SL": "4"}) == perf.ROCE_LOSSY_GBPS
+    _tune(two, mtu=4200)
+    reasons = perf.roce_check([one.reload(), two.reload()], TUNED_ENV)
+    assert any("not jumbo" in r for r in reasons) and any("MTU differs" in r for r in reasons)
+    _tune(two, mtu=9200)
+    assert perf.roce_check([one.reload(), two.reload()], TUNED_ENV) == ["MTU differs between ports: 9000,9200"]
+    assert 150 < perf.intra_busbw() < 160
+
+
+def test_step_time_falls_with_tuning(pod):
+    one, two = pod("node01", 1), pod("node02", 2)
+    untuned = _step_ms(one, {})
+    _tune(one)
+    _tune(two)
+    network = _step_ms(one, TUNED_ENV)
+    bound = _step_ms(one, dict(TUNED_ENV, NPU_SIM_NUMA_NODE="6"))
+    one.sub("cpupower", "frequency-set", "-g", "performance")
+    best = _step_ms(one, dict(TUNED_ENV, NPU_SIM_NUMA_NODE="6"))
+    assert untuned > network > bound > best
+    assert untuned / best > 1.5
+
+
+def test_train_is_deterministic_and_counts_steps(sim):
+    first = sim.sub("npu-sim", "train", "--steps", "10", "--seed", "3")[1].splitlines()
+    second = sim.sub("npu-sim", "train", "--steps", "10", "--seed", "3")[1].splitlines()
+    strip = [line.split("] ", 1)[1] for line in first]
+    assert strip == [line.split("] ", 1)[1] for line in second]
+    assert len(first) == 10 and LINE.match(first[-1]).group(1) == "10"
+    assert len(sim.sub("npu-sim", "train", "--steps", "10", "--log-interval", "5")[1].splitlines()) == 2
+
+
+def test_busbw_command(pod):
+    one, _ = pod("node01", 1), pod("node02", 2)
+    report = json.loads(one.sub("npu-sim", "busbw")[1])
+    assert report["nodes"] == 2 and report["lossless"] is False and report["reasons"]
+
+
+def test_allreduce_command(pod):
+    one, two = pod("node01", 1), pod("node02", 2)
+    out = one.sub("npu-sim", "allreduce", "-b", "1M", "-e", "1G")[1].splitlines()
+    assert out[0].startswith("the minbytes is 1048576, maxbytes is 1073741824")
+    slow = float(out[-1].split("|")[2])
+    _tune(one)
+    _tune(two)
+    fast = float(one.sub("npu-sim", "allreduce", "-b", "1M", "-e", "1G", env=TUNED_ENV)[1].splitlines()[-1].split("|")[2])
+    assert fast > 5 * slow
+    # busbw derived as tools do: alg * 2(n-1)/n with n = 16 ranks
+    assert 20 < fast * 2 * 15 / 16 < 23

@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+"""cpu_governor with a scripted run_command (cpupower) and a temporary sysfs tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.npuops.ascend.plugins.modules import cpu_governor
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import CPUPOWER, HOST
+
+# `cpupower -c ... frequency-info -p` in the layout printed by cpupower's get_policy() (kernel
+# tools/power/cpupower); no capture from an Atlas host exists.
+POLICY = ('analyzing CPU %d:\n'
+          '  current policy: frequency should be within 2.60 GHz and 2.60 GHz.\n'
+          '                  The governor "%s" may decide which speed to use\n'
+          '                  within this range.\n')
+SET_ERROR = ('Error setting new values. Common errors:\n'
+             '- Do you have proper administration rights? (super-user?)\n'
+             '- Is the governor you requested available and modprobed?\n')
+
+
+def policy(**govs):
+    return ''.join(POLICY % (int(cpu[3:]), gov) for cpu, gov in sorted(govs.items(), key=lambda kv: int(kv[0][3:])))
+
+
+INFO_ALL = (CPUPOWER, '-c', 'all', 'frequency-info', '-p')
+SET_ALL = (CPUPOWER, '-c', 'all', 'frequency-set', '-g', 'performance')
+
+
+def test_parse_policy():
+    state, unparsed = cpu_governor.parse_policy(policy(cpu0='ondemand', cpu1='performance') + 'analyzing CPU 2:\n *is offline\n')
+    assert state == {0: 'ondemand', 1: 'performance', 2: None}
+    assert unparsed == []
+
+
+def test_cpu_lists():
+    assert cpu_governor.expand_cpus(['0-3', '8', '10,11']) == [0, 1, 2, 3, 8, 10, 11]
+    assert cpu_governor.compact([0, 1, 2, 3, 8, 10, 11]) == '0-3,8,10-11'
+    with pytest.raises(ValueError):
+        cpu_governor.expand_cpus(['3-1'])
+
+
+def test_cpupower_change(run_module):
+    cmds = {
+        INFO_ALL: [(0, policy(cpu0='ondemand', cpu1='ondemand'), ''), (0, policy(cpu0='performance', cpu1='performance'), '')],
+        SET_ALL: (0, 'Setting cpu: 0\nSetting cpu: 1\n', ''),
+    }
+    res = run_module(cpu_governor, {'governor': 'performance'}, cmds)
+    assert not res.failed, res
+    assert res.calls == [list(INFO_ALL), list(SET_ALL), list(INFO_ALL)]
+    assert res.result['changed'] is True and res.result['method'] == 'cpupower'
+    assert res.result['before'] == {'0': 'ondemand', '1': 'ondemand'}
+    assert res.result['after'] == {'0': 'performance', '1': 'performance'}
+    assert res.result['changed_cpus'] == '0-1'
+
+
+def test_cpupower_no_change(run_module):
+    res = run_module(cpu_governor, {'governor': 'performance'}, {INFO_ALL: (0, policy(cpu0='performance', cpu1='performance'), '')})
+    assert not res.failed and res.result['changed'] is False
+    assert res.calls == [list(INFO_ALL)]
+
+
+def test_check_mode_diff(run_module):
+    res = run_module(cpu_governor, {'governor': 'performance'},
+                     {INFO_ALL: (0, policy(cpu0='ondemand', cpu1='performance', cpu2='ondemand'), '')}, check_mode=True)
+    assert not res.failed and res.result['changed'] is True
+    assert res.calls == [list(INFO_ALL)]
+    assert res.result['commands'] == ['%s -c 0,2 frequency-set -g performance' % CPUPOWER]
+    assert res.result['diff'] == {'before_header': 'CPU governors on %s' % HOST, 'after_header': 'CPU governors on %s' % HOST,
+                                  'before': 'ondemand: 0,2\nperformance: 1\n', 'after': 'performance: 0-2\n'}
+
+
+def test_selected_cpus(run_module):
+    info = (CPUPOWER, '-c', '0-1,4', 'frequency-info', '-p')
+    setc = (CPUPOWER, '-c', '4', 'frequency-set', '-g', 'performance')
+    cmds = {
+        info: [(0, policy(cpu0='performance', cpu1='performance', cpu4='schedutil'), ''),
+               (0, policy(cpu0='performance', cpu1='performance', cpu4='performance'), '')],
+        setc: (0, 'Setting cpu: 4\n', ''),
+    }
+    res = run_module(cpu_governor, {'governor': 'performance', 'cpus': ['0-1', '4']}, cmds)
+    assert not res.failed, res
+    assert res.calls == [list(info), list(setc), list(info)]
+
+
+def test_rc0_but_not_applied(run_module):
+    cmds = {INFO_ALL: (0, policy(cpu0='ondemand', cpu1='ondemand'), ''), SET_ALL: (0, 'Setting cpu: 0\nSetting cpu: 1\n', '')}
+    res = run_module(cpu_governor, {'governor': 'performance'}, cmds)
+    assert res.failed
+    assert res.result['msg'].startswith('CPUs 0-1 on %s: governor still ondemand after `%s -c all frequency-set -g performance` (rc=0)'
+                                        % (HOST, CPUPOWER))
+
+
+def test_set_failure(run_module):
+    cmds = {INFO_ALL: (0, policy(cpu0='ondemand'), ''), SET_ALL: (237, '', SET_ERROR)}
+    res = run_module(cpu_governor, {'governor': 'performance'}, cmds)
+    assert res.failed
+    assert res.result['rc'] == 237 and res.result['stderr'] == SET_ERROR
+    assert 'Run as root' in res.result['msg']
+
+
+@pytest.fixture
+def sysfs(tmp_path, monkeypatch):
+    for cpu, gov in ((0, 'ondemand'), (1, 'performance'), (2, 'ondemand')):
+        base = tmp_path / ('cpu%d' % cpu) / 'cpufreq'
+        base.mkdir(parents=True)
+        (base / 'scaling_governor').write_text(gov + '\n')
+        (base / 'scaling_available_governors').write_text('conservative ondemand userspace powersave performance schedutil\n')
+    (tmp_path / 'cpu3').mkdir()          # no cpufreq directory
+    monkeypatch.setattr(cpu_governor, 'SYSFS_CPU', str(tmp_path))
+    return tmp_path
+
+
+def test_sysfs_change(run_module, sysfs):
+    res = run_module(cpu_governor, {'governor': 'performance', 'method': 'sysfs'}, {})
+    assert not res.failed, res
+    assert res.calls == []
+    assert res.result['changed_cpus'] == '0,2'
+    for cpu in range(3):
+        assert (sysfs / ('cpu%d' % cpu) / 'cpufreq' / 'scaling_governor').read_text().strip() == 'performance'
+    again = run_module(cpu_governor, {'governor': 'performance', 'method': 'sysfs'}, {})
+    assert again.result['changed'] is False
+
+
+def test_sysfs_check_mode_writes_nothing(run_module, sysfs):
+    res = run_module(cpu_governor, {'governor': 'performance', 'method': 'sysfs'}, {}, check_mode=True)
+    assert res.result['changed'] is True
+    assert (sysfs / 'cpu0' / 'cpufreq' / 'scaling_governor').read_text().strip() == 'ondemand'
+
+
+def test_sysfs_unavailable_governor_refused(run_module, sysfs):
+    (sysfs / 'cpu0' / 'cpufreq' / 'scaling_available_governors').write_text('ondemand performance\n')
+    res = run_module(cpu_governor, {'governor': 'schedutil', 'method': 'sysfs'}, {})
+    assert res.failed
+    assert 'CPU 0 on %s: the kernel does not offer the schedutil governor' % HOST in res.result['msg']
+    assert (sysfs / 'cpu2' / 'cpufreq' / 'scaling_governor').read_text().strip() == 'ondemand'
+
+
+def test_auto_falls_back_to_sysfs(run_module, sysfs):
+    res = run_module(cpu_governor, {'governor': 'ondemand'}, {}, bin_paths={'cpupower': None})
+    assert not res.failed and res.result['method'] == 'sysfs'
+    assert res.result['changed_cpus'] == '1'

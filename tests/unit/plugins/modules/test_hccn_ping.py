@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+"""hccn_ping with a scripted run_command."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.npuops.ascend.plugins.modules import hccn_ping
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, capture
+
+IP_3 = capture('hccn_tool_-ip_-g.txt', 91, 92)           # ipaddr:29.1.112.213 / netmask:255.255.0.0
+IP_0 = capture('hccn_tool_-ip_-g.txt', 7, 8)             # ipaddr:10.10.0.10
+IP_1 = capture('hccn_tool_-ip_-g.txt', 11, 12)           # ipaddr:10.10.0.11
+PING_3 = capture('hccn_tool_misc_get.txt', 25, 29)       # device 3 PING 29.1.137.205 ... 0.00% packet loss
+PING_0 = capture('hccn_tool_misc_get.txt', 31, 35)       # device 0 PING 11.12.165.80
+PING_1 = capture('hccn_tool_misc_get.txt', 36, 40)       # device 1 PING 11.12.165.80
+NPU_LIST = capture('npu-smi_info_-l.txt', 6, 30)
+# The real summary line with every packet lost (only the counts differ from the capture).
+PING_3_LOST = PING_3.splitlines(True)[0] + '3 packets transmitted, 0 received, 100.00% packet loss\n'
+NO_IP = (13, '', 'Get ipconf failed, because no ip was preset there!\n')
+
+
+def ping(dev, target, *extra):
+    return (HCCN, '-i', str(dev), '-ping', '-g', 'address', target) + tuple(extra)
+
+
+def test_mesh_exact_argv_and_results(run_module):
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205', 'pkt', '3', 'size', '8972'): (0, PING_3, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.112.213', '29.1.137.205'], 'count': 3, 'size': 8972}, cmds)
+    assert not res.failed, res
+    assert res.calls == [[HCCN, '-i', '3', '-ip', '-g'], list(ping(3, '29.1.137.205', 'pkt', '3', 'size', '8972'))]
+    assert res.result['changed'] is False
+    assert res.result['pairs'] == [{'device': 3, 'source': '29.1.112.213', 'target': '29.1.137.205', 'reachable': True,
+                                    'loss_pct': 0.0, 'rtt_avg_ms': 0.497}]
+    assert res.result['summary'] == {'pairs': 1, 'reachable': 1, 'unreachable': 0, 'lossy': 0, 'errors': 0}
+    assert res.warnings == []
+
+
+def test_devices_from_npu_smi_and_concurrency(run_module):
+    cmds = {(NPU_SMI, 'info', '-l'): (0, NPU_LIST, '')}
+    for dev in range(8):
+        cmds[(HCCN, '-i', str(dev), '-ip', '-g')] = (0, IP_0.replace('10.10.0.10', '10.10.0.1%d' % dev), '')
+        cmds[ping(dev, '11.12.165.80')] = (0, PING_0.replace('device 0', 'device %d' % dev), '')
+    res = run_module(hccn_ping, {'targets': ['11.12.165.80']}, cmds, delay=0.02)
+    assert not res.failed, res
+    assert [p['device'] for p in res.result['pairs']] == list(range(8))
+    assert res.result['summary']['reachable'] == 8
+    assert res.max_in_flight > 1
+
+
+def test_ring_neighbours_only(run_module):
+    ring = ['10.10.0.10', '10.10.0.11', '11.12.165.80']
+    cmds = {
+        (HCCN, '-i', '0', '-ip', '-g'): (0, IP_0, ''),
+        (HCCN, '-i', '1', '-ip', '-g'): (0, IP_1, ''),
+        ping(0, '10.10.0.11'): (0, PING_0.replace('11.12.165.80', '10.10.0.11'), ''),
+        ping(0, '11.12.165.80'): (0, PING_0, ''),
+        ping(1, '11.12.165.80'): (0, PING_1, ''),
+        ping(1, '10.10.0.10'): (0, PING_1.replace('11.12.165.80', '10.10.0.10'), ''),
+    }
+    res = run_module(hccn_ping, {'devices': [0, 1], 'targets': ring, 'mode': 'ring'}, cmds)
+    assert not res.failed, res
+    assert [(p['device'], p['target']) for p in res.result['pairs']] == [
+        (0, '10.10.0.11'), (0, '11.12.165.80'), (1, '11.12.165.80'), (1, '10.10.0.10')]
+
+
+def test_unreachable_is_data_not_failure(run_module):
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205'): (1, PING_3_LOST, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205']}, cmds)
+    assert not res.failed, res
+    pair = res.result['pairs'][0]
+    assert pair['reachable'] is False and pair['loss_pct'] == 100.0 and pair['rtt_avg_ms'] is None
+    assert res.result['summary']['unreachable'] == 1
+
+
+def test_fail_on_unreachable(run_module):
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205'): (1, PING_3_LOST, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205'], 'fail_on_unreachable': True}, cmds)
+    assert res.failed
+    assert res.result['msg'].startswith('%s: 1 of 1 NPU pairs unreachable: NPU 3 -> 29.1.137.205.' % HOST)
+    assert res.result['pairs'][0]['reachable'] is False
+
+
+def test_no_source_address(run_module):
+    res = run_module(hccn_ping, {'devices': [2], 'targets': ['10.10.0.10']}, {(HCCN, '-i', '2', '-ip', '-g'): NO_IP})
+    assert not res.failed, res
+    assert res.result['pairs'][0]['reachable'] is False
+    assert 'no ip was preset there' in res.result['pairs'][0]['error']
+    assert res.result['errors'][0]['rc'] == 13
+
+
+def test_size_unknown_option_hint(run_module):
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205', 'size', '8972'): (3, '', 'Get unknown option!\n'),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205'], 'size': 8972}, cmds)
+    assert not res.failed
+    assert 'drop the size option' in res.result['errors'][0]['msg']
+
+
+@pytest.mark.parametrize('args', [{'size': 20000}, {'count': 0}])
+def test_bad_options(run_module, args):
+    res = run_module(hccn_ping, dict(args, targets=['1.1.1.1'], devices=[0]), {})
+    assert res.failed and res.calls == []
+
+
+def test_ring_device_not_in_targets(run_module):
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['10.0.0.1', '10.0.0.2'], 'mode': 'ring'},
+                     {(HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, '')})
+    assert not res.failed
+    assert res.result['pairs'] == []
+    assert 'is not in targets' in res.result['errors'][0]['msg']
+
+
+def test_busy_retry(run_module, monkeypatch):
+    monkeypatch.setattr(hccn_ping, 'BUSY_RETRY_DELAY', 0)
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205'): [(11, 'hccn_tool is busy, please try again.\n', ''), (0, PING_3, '')],
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205']}, cmds)
+    assert not res.failed
+    assert res.result['pairs'][0]['reachable'] is True
+    assert len(res.calls) == 3

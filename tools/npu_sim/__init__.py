@@ -1,0 +1,10 @@
+"""Simulator of the Ascend vendor tools of an Atlas 800T A2 node (8 x Ascend 910B3).
+
+Standard library only; runs on Python 3.9 and later. Entry point:
+``PYTHONPATH=<repo>/tools python3 -m npu_sim <tool> [args]`` where ``<tool>`` is one of
+``hccn_tool``, ``npu-smi``, ``npu-sim``, ``numactl``, ``lscpu``, ``cpupower``.
+"""
+
+__version__ = "1.0.0"
+
+TOOLS = ("hccn_tool", "npu-smi", "npu-sim", "numactl", "lscpu", "cpupower")

@@ -1,0 +1,104 @@
+"""``python -m npu_sim <tool> [args]``: dispatch, per-call latency and the call log."""
+
+import json
+import os
+import sys
+import time
+
+from . import TOOLS
+from . import control
+from . import hccn
+from . import host
+from . import npusmi
+from . import state as st_mod
+from .output import Result
+
+VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower")
+
+
+def _latency_ms(path):
+    env = os.environ.get("NPU_SIM_LATENCY_MS")
+    if env not in (None, ""):
+        try:
+            return float(env)
+        except ValueError:
+            return 0.0
+    try:
+        return float(st_mod.load(path).get("settings", {}).get("latency_ms") or 0)
+    except (st_mod.StateError, OSError):
+        return 0.0
+
+
+def log_call(path, tool, args, rc, started):
+    log = st_mod.calls_path(path)
+    if not os.path.isdir(os.path.dirname(log)):
+        return
+    entry = {"time": round(started, 6), "tool": tool, "argv": [tool] + list(args), "rc": rc,
+             "duration_s": round(time.time() - started, 6), "pid": os.getpid()}
+    line = json.dumps(entry) + "\n"
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _emit(res):
+    sys.stdout.write(res.stdout)
+    sys.stdout.flush()
+    sys.stderr.write(res.stderr)
+    sys.stderr.flush()
+
+
+def run_tool(tool, args, path):
+    """Run one simulated vendor tool in-process; returns a Result (numactl launches are not executed)."""
+    try:
+        if tool == "hccn_tool":
+            return hccn.run(args, path)
+        if tool == "npu-smi":
+            return npusmi.run(args, path)
+        if tool == "lscpu":
+            return host.lscpu(args, path)
+        if tool == "cpupower":
+            return host.cpupower(args, path)
+        if tool == "numactl":
+            return host.numactl(args, path, launch=False)
+    except st_mod.StateError as exc:
+        res = Result()
+        res.e("%s: %s" % (tool, exc))
+        return res.fail(1)
+    raise ValueError(tool)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in TOOLS:
+        sys.stderr.write("usage: python -m npu_sim {%s} [args...]\n" % ",".join(TOOLS))
+        return 2
+    tool, args = argv[0], argv[1:]
+    if tool == "npu-sim":
+        res = control.run(args)
+        _emit(res)
+        return res.exit_code
+    path = st_mod.state_path()
+    started = time.time()
+    delay = _latency_ms(path)
+    if delay > 0:
+        time.sleep(delay / 1000.0)
+    res = run_tool(tool, args, path)
+    log_call(path, tool, args, res.exit_code, started)
+    _emit(res)
+    command = getattr(res, "exec_argv", None)
+    if command and res.exit_code == 0:
+        environ = dict(os.environ)
+        environ.update(res.exec_env)
+        try:
+            os.execvpe(command[0], command, environ)
+        except OSError as exc:
+            sys.stderr.write("numactl: execution of `%s': %s\n" % (command[0], exc.strerror))
+            return 1
+    return res.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

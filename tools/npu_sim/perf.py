@@ -1,0 +1,145 @@
+"""A small performance MODEL (not measured hardware) that makes tuning visible end to end.
+
+busbw (GB/s):
+- intra-node AllReduce over HCCS: 7 links x 28 GB/s x 0.8 efficiency = 156.8 (model figure);
+- cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node in the PoD,
+  PFC is enabled on the priority named by HCCL_RDMA_SL, HCCL_RDMA_TC = 4 x DSCP with that DSCP
+  mapped to the lossless TC (settings.lossless_tc, 3), and the MTU is jumbo (>= settings.jumbo_mtu)
+  and equal everywhere; otherwise 3.0 (lossy RoCE with retransmissions).
+Training step time = compute + gradient AllReduce time, +8 % without NUMA binding
+(NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; seeded jitter of +-1 %.
+"""
+
+import math
+import os
+import random
+import time
+
+HCCS_LINKS = 7
+HCCS_LINK_GBPS = 28.0
+HCCS_EFFICIENCY = 0.8
+ROCE_LINE_GBPS = 25.0
+ROCE_EFFICIENCY = 0.9
+ROCE_LOSSY_GBPS = 3.0
+
+
+def intra_busbw():
+    return HCCS_LINKS * HCCS_LINK_GBPS * HCCS_EFFICIENCY
+
+
+def _env_int(env, name):
+    value = env.get(name)
+    if value is None or not str(value).strip().lstrip("-").isdigit():
+        return None
+    return int(value)
+
+
+def roce_check(states, env=None):
+    """-> list of reasons why cross-node RoCE is not lossless (empty list = lossless)."""
+    env = os.environ if env is None else env
+    reasons = []
+    sl = _env_int(env, "HCCL_RDMA_SL")
+    tc = _env_int(env, "HCCL_RDMA_TC")
+    if sl is None or not 0 <= sl <= 7:
+        reasons.append("HCCL_RDMA_SL is not set to a priority 0-7")
+    if tc is None or tc % 4 or not 0 <= tc <= 255:
+        reasons.append("HCCL_RDMA_TC is not a multiple of 4 in 0-255")
+    dscp = tc // 4 if tc is not None and tc % 4 == 0 and 0 <= tc <= 255 else None
+    mtus = set()
+    for st in states:
+        settings = st.get("settings", {})
+        lossless_tc = int(settings.get("lossless_tc", 3))
+        jumbo = int(settings.get("jumbo_mtu", 8000))
+        for npu in st["npus"]:
+            net = npu["net"]
+            where = "%s NPU %d" % (st.get("hostname"), npu["id"])
+            if sl is not None and 0 <= sl <= 7 and not net["pfc"][sl]:
+                reasons.append("%s: PFC not enabled on priority %d" % (where, sl))
+            if dscp is not None and net["dscp_to_tc"][dscp] != lossless_tc:
+                reasons.append("%s: DSCP %d maps to TC %d, not the lossless TC %d" % (where, dscp, net["dscp_to_tc"][dscp], lossless_tc))
+            if int(net["mtu"]) < jumbo:
+                reasons.append("%s: MTU %d is not jumbo" % (where, net["mtu"]))
+            mtus.add(int(net["mtu"]))
+    if len(mtus) > 1:
+        reasons.append("MTU differs between ports: %s" % ",".join(str(m) for m in sorted(mtus)))
+    return reasons
+
+
+def inter_busbw(states, env=None):
+    return ROCE_LINE_GBPS * ROCE_EFFICIENCY if not roce_check(states, env) else ROCE_LOSSY_GBPS
+
+
+def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
+    env = os.environ if env is None else env
+    nodes = max(1, len(states))
+    comm = grad_gb / intra_busbw() * 1000.0
+    if nodes > 1:
+        comm += grad_gb / inter_busbw(states, env) * 1000.0 * (nodes - 1) / nodes * 2.0
+    total = compute_ms + comm
+    if not env.get("NPU_SIM_NUMA_NODE"):
+        total *= 1.08
+    if local.get("governor") != "performance":
+        total *= 1.05
+    return total
+
+
+def train_lines(states, local, steps=20, seed=1234, env=None, log_interval=1, global_batch=64, lr=1.0e-5,
+                start=None, tflops_per_step=None):
+    """MindSpeed/Megatron-core style iteration lines (format of Megatron's training_log):
+    ' [YYYY-mm-dd HH:MM:SS] iteration N/ M | consumed samples: ... | elapsed time per iteration (ms): ... |
+    throughput per GPU (TFLOP/s/GPU): ... | learning rate: ... | global batch size: ... | lm loss: ... | ...'."""
+    rng = random.Random(seed)
+    base = step_time_ms(states, local, env)
+    world = 8 * max(1, len(states))
+    # Work per step of the modelled job, sized so that the tuned single-node step is ~40 % MFU
+    # of a 910B3 (313 TFLOP/s fp16 peak); only ratios matter.
+    work = tflops_per_step if tflops_per_step is not None else 0.40 * 313.0 * world * 0.9
+    clock = time.time() if start is None else float(start)
+    lines = []
+    loss = 10.5
+    for step in range(1, steps + 1):
+        elapsed = base * (1.0 + rng.uniform(-0.01, 0.01))
+        if step == 1:
+            elapsed *= 1.6
+        clock += elapsed / 1000.0
+        loss = loss * 0.97 + 0.05 * rng.random()
+        if step % log_interval:
+            continue
+        throughput = work / (elapsed / 1000.0) / world
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(clock))
+        lines.append(
+            " [{}] iteration {:8d}/{:8d} | consumed samples: {:12d} | elapsed time per iteration (ms): {:.1f} |"
+            " throughput per GPU (TFLOP/s/GPU): {:.1f} | learning rate: {:.6E} | global batch size: {:5d} |"
+            " lm loss: {:.6E} | loss scale: 1.0 | grad norm: {:.3f} | number of skipped iterations: {:3d} |"
+            " number of nan iterations: {:3d} |".format(
+                stamp, step, steps, step * global_batch, elapsed, throughput, lr, global_batch, loss,
+                1.0 + rng.random(), 0, 0))
+    return lines
+
+
+def _size(text):
+    text = str(text).strip().upper()
+    mult = 1
+    for suffix, factor in (("K", 1024), ("M", 1024 ** 2), ("G", 1024 ** 3)):
+        if text.endswith(suffix):
+            mult = factor
+            text = text[:-1]
+    return int(text) * mult
+
+
+def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None):
+    """hccl_test all_reduce_test table (layout of hicann/oam-tools print_execution_time)."""
+    low, high = _size(minbytes), _size(maxbytes)
+    ranks = 8 * max(1, nodes)
+    busbw = intra_busbw() if nodes <= 1 else min(intra_busbw(), inter_busbw(states, env))
+    peak_alg = busbw * ranks / (2.0 * (ranks - 1))
+    latency_us = 20.0 if nodes <= 1 else 60.0 + 10.0 * math.log(nodes, 2)
+    lines = ["the minbytes is %d, maxbytes is %d, iters is 20, warmup_iters is 5" % (low, high),
+             "%-15s | %-12s | %-18s | %s" % ("data_size(Bytes):", "aveg_time(us):", "alg_bandwidth(GB/s):", "check_result:")]
+    size = low
+    while size <= high:
+        avg_us = latency_us + size / (peak_alg * 1e3)
+        alg = size / avg_us * 1e-3
+        lines.append("%-17d | %-14.2f | %-20.5f | success" % (size, avg_us, alg))
+        size *= max(2, int(factor))
+    return lines

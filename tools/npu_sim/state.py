@@ -1,0 +1,356 @@
+"""Node state: one JSON file per simulated node, guarded by an fcntl lock file beside it.
+
+Up to eight ``hccn_tool`` processes may set different devices of one node at the same time,
+so every change is a read-modify-write under an exclusive lock (``transaction``); reads take
+a shared lock. The file is replaced atomically (write to a temporary file, then rename).
+"""
+
+import contextlib
+import copy
+import fcntl
+import glob
+import json
+import os
+import time
+
+DEFAULT_STATE_PATH = "/var/lib/npu-sim/state.json"
+SCHEMA = 1
+
+# Atlas 800T A2 PCIe layout of the 8 NPUs as printed by real `npu-smi info` tables
+# (vllm-ascend issues #198 and #5111, ms-swift docs: identical on three hosts).
+BUS_IDS = ("0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0",
+           "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0")
+# NUMA node of each NPU, from the CPU Affinity column of a real `npu-smi info -t topo`
+# (ms-swift docs, 910B3): NPU0,1 -> 144-167, NPU2,3 -> 96-119, NPU4,5 -> 0-23, NPU6,7 -> 48-71.
+NPU_NUMA_NODE = (6, 6, 4, 4, 0, 0, 2, 2)
+
+# numactl -H of an Atlas 800T A2 (extra_numactl_-H_atlas800t_a2.txt).
+NUMA_SIZES_MB = (193050, 193533, 193533, 193533, 193496, 193533, 193533, 188402)
+NUMA_FREE_MB = (38779, 167153, 11972, 167984, 81199, 164867, 153147, 135442)
+NUMA_DISTANCES = (
+    (10, 11, 24, 25, 24, 25, 24, 25),
+    (11, 10, 25, 32, 25, 32, 25, 32),
+    (24, 25, 10, 11, 24, 25, 24, 25),
+    (25, 32, 11, 10, 25, 32, 25, 32),
+    (24, 25, 24, 25, 10, 11, 24, 25),
+    (25, 32, 25, 32, 11, 10, 25, 32),
+    (24, 25, 24, 25, 24, 25, 10, 11),
+    (25, 32, 25, 32, 25, 32, 11, 10),
+)
+
+DEFAULT_VERSIONS = {
+    "driver": "25.2.0",
+    "firmware": "7.7.0.6.236",
+    "cann": "8.3.RC2",
+    "torch": "2.8.0",
+    "torch_npu": "2.8.0",
+}
+
+GOVERNORS = ("conservative", "ondemand", "userspace", "powersave", "performance", "schedutil")
+DEFAULT_GOVERNOR = "ondemand"
+
+# Parameter-plane address plan (see docs/simulator.md "IP plan"): NPU d of the node with
+# index n gets 10.20.d.(10 + n)/24. Each NPU rank d is one rail with its own /24.
+IP_PLAN_PREFIX = "10.20"
+IP_PLAN_HOST_OFFSET = 10
+IP_PLAN_NETMASK = "255.255.255.0"
+
+STAT_KEYS = (
+    "mac_tx_mac_pause_num", "mac_rx_mac_pause_num", "mac_tx_pfc_pkt_num",
+    "mac_tx_pfc_pri0_pkt_num", "mac_tx_pfc_pri1_pkt_num", "mac_tx_pfc_pri2_pkt_num", "mac_tx_pfc_pri3_pkt_num",
+    "mac_tx_pfc_pri4_pkt_num", "mac_tx_pfc_pri5_pkt_num", "mac_tx_pfc_pri6_pkt_num", "mac_tx_pfc_pri7_pkt_num",
+    "mac_rx_pfc_pkt_num",
+    "mac_rx_pfc_pri0_pkt_num", "mac_rx_pfc_pri1_pkt_num", "mac_rx_pfc_pri2_pkt_num", "mac_rx_pfc_pri3_pkt_num",
+    "mac_rx_pfc_pri4_pkt_num", "mac_rx_pfc_pri5_pkt_num", "mac_rx_pfc_pri6_pkt_num", "mac_rx_pfc_pri7_pkt_num",
+    "mac_tx_total_pkt_num", "mac_tx_total_oct_num", "mac_tx_bad_pkt_num", "mac_tx_bad_oct_num",
+    "mac_rx_total_pkt_num", "mac_rx_total_oct_num", "mac_rx_bad_pkt_num", "mac_rx_bad_oct_num",
+    "roce_rx_rc_pkt_num", "roce_rx_all_pkt_num", "roce_rx_err_pkt_num",
+    "roce_tx_rc_pkt_num", "roce_tx_all_pkt_num", "roce_tx_err_pkt_num",
+    "roce_cqe_num", "roce_rx_cnp_pkt_num", "roce_tx_cnp_pkt_num", "roce_unexpected_ack_num",
+    "roce_out_of_order_num", "roce_verification_err_num", "roce_qp_status_err_num", "roce_new_pkt_rty_num",
+    "nic_tx_all_pkg_num", "nic_tx_all_oct_num", "nic_rx_all_pkg_num", "nic_rx_all_oct_num",
+)
+
+
+class StateError(Exception):
+    """The state file is missing or unreadable."""
+
+
+def state_path(explicit=None):
+    return explicit or os.environ.get("NPU_SIM_STATE") or DEFAULT_STATE_PATH
+
+
+def calls_path(path):
+    return os.path.join(os.path.dirname(os.path.abspath(path)), "calls.jsonl")
+
+
+@contextlib.contextmanager
+def _locked(path, exclusive):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path))
+    fd = os.open(os.path.abspath(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path)) from None
+    except ValueError as exc:
+        raise StateError("simulator state %s is not valid JSON: %s" % (path, exc)) from None
+
+
+def _write(path, data):
+    tmp = "%s.tmp.%d" % (os.path.abspath(path), os.getpid())
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, sort_keys=False)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def load(path):
+    with _locked(path, False):
+        return _read(path)
+
+
+def save(path, data):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with _locked(path, True):
+        _write(path, data)
+
+
+@contextlib.contextmanager
+def transaction(path):
+    """Exclusive read-modify-write of the state file."""
+    with _locked(path, True):
+        data = _read(path)
+        yield data
+        _write(path, data)
+
+
+def now(st):
+    """Simulated wall clock: ``settings.clock`` (epoch seconds) pins it, for tests; else real time."""
+    pinned = st.get("settings", {}).get("clock")
+    return float(pinned) if pinned is not None else time.time()
+
+
+def pod_states(st, local_path):
+    """The PoD registry: every node state under ``<pod_dir>/*/state/state.json`` plus the local one."""
+    paths = []
+    pod_dir = st.get("pod_dir")
+    if pod_dir:
+        paths.extend(sorted(glob.glob(os.path.join(pod_dir, "*", "state", "state.json"))))
+    paths.append(local_path)
+    seen = set()
+    result = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        if real == os.path.realpath(local_path):
+            result.append((path, st))
+            continue
+        try:
+            result.append((path, load(path)))
+        except (StateError, OSError):
+            continue
+    return result
+
+
+def cpu_range(node, cpus_per_node=24):
+    first = node * cpus_per_node
+    return "%d-%d" % (first, first + cpus_per_node - 1)
+
+
+def default_dscp_map():
+    """Untuned DSCP -> TC map of the simulator: TC = DSCP >> 4 (0-15 -> 0 ... 48-63 -> 3). An assumption."""
+    return [dscp >> 4 for dscp in range(64)]
+
+
+def plan_ip(index, device):
+    return "%s.%d.%d" % (IP_PLAN_PREFIX, device, IP_PLAN_HOST_OFFSET + index)
+
+
+def _default_certs(device):
+    # Preconfigured device certificates; issuers/dates follow the CANN HCCL doc sample.
+    return [
+        {"type": "pub cert", "subject": "/C=CN/ST=GD/O=HUAWEI/OU=2012/CN=npu%d" % device,
+         "issuer": "/C=CN/ST=GD/O=HUAWEI/OU=2012/CN=2_1thCA", "start": 1582082361, "end": 1897442361},
+        {"type": "ca1 cert", "subject": "/C=CN/ST=GD/O=HUAWEI/OU=2012/CN=2_1thCA",
+         "issuer": "/C=CN/ST=GD/L=SZ/O=HUAWEI/CN=1thCA", "start": 1582082347, "end": 1897442347},
+        {"type": "ca2 cert", "subject": "/C=CN/ST=GD/L=SZ/O=HUAWEI/CN=1thCA",
+         "issuer": "/C=CN/ST=GD/L=SZ/O=HUAWEI/CN=1thCA", "start": 1582082350, "end": 1897442350},
+    ]
+
+
+def _optical(index, device):
+    seed = (index * 8 + device) % 17
+    return {
+        "present": "present",
+        "temperature_c": 44 + seed % 6,
+        "high_power_enable_reg": "enabled",
+        "vendor_name": "Hisense",
+        "vendor_part_number": "LTH7D02-PC+",
+        "vendor_serial_number": "V8BD6H2%04d" % (index * 10 + device),
+        "vendor_org_unique_id": "0xac 0x4a 0x0",
+        "xsfp_identifier": "QSFP+ or later",
+        "xsfp_wave_length_nm": 850,
+        "manufact_date_code": "2024.3.18",
+        "vcc_mv": 3262.9,
+        "tx_power_mw": [1.4035 + 0.001 * seed, 1.3968, 1.4140, 1.4988],
+        "rx_power_mw": [1.0189, 0.9954, 0.9907, 1.0213],
+        "vcc_high_thres_mv": 3465.0,
+        "vcc_low_thres_mv": 3135.0,
+        "temp_high_thres_c": 70,
+        "temp_low_thres_c": 0,
+        "txpower_high_thres_mw": 3.5481,
+        "txpower_low_thres_mw": 0.2818,
+        "rxpower_high_thres_mw": 3.5481,
+        "rxpower_low_thres_mw": 0.1445,
+        "tx_bias_ma": [7.936, 7.928, 7.936, 7.924],
+        "tx_los_flag": 0,
+        "rx_los_flag": 0,
+        "tx_lol_flag": 0,
+        "rx_lol_flag": 0,
+        "host_snr_db": [None, None, None, None],
+        "media_snr_db": [23.1211, 22.6289, 22.1875, 23.2969],
+    }
+
+
+def _npu(index, device, created):
+    seed = (index * 37 + device * 11) % 97
+    return {
+        "id": device,
+        "name": "910B3",
+        "bus_id": BUS_IDS[device % len(BUS_IDS)],
+        "numa_node": NPU_NUMA_NODE[device % len(NPU_NUMA_NODE)],
+        "health": "OK",
+        "error_codes": [],
+        "power_w": round(92.0 + seed % 17 + (seed % 10) / 10.0, 1),
+        "temp_c": 38 + seed % 9,
+        "hugepages": [0, 0],
+        "aicore_pct": 0,
+        "memory_mb": [0, 0],
+        "hbm_mb": [3334 + seed % 5, 65536],
+        "aicore_count": 20,
+        "aicore_freq_mhz": 1800,
+        "aicore_cur_freq_mhz": 1800,
+        "usages": {"ddr_capacity_mb": 0, "ddr_usage_pct": 0, "ddr_hugepages_total": 0, "ddr_hugepages_usage_pct": 0,
+                   "aicore_pct": 0, "aivector_pct": 0, "aicpu_pct": 0, "ctrlcpu_pct": 6, "ddr_bw_pct": 0,
+                   "hbm_bw_pct": 0, "npu_util_pct": 0, "aicube_pct": 0, "memory_usage_pct": 0},
+        "mcu_temps": [["LM75A_TE (C)", 36], ["LM75B_TE (C)", 36]],
+        "hbm": {"clock_mhz": 1600, "temp_c": 40 + seed % 8, "manufacturer_id": 0x56},
+        "ecc": {"hbm_single": 0, "hbm_double": 0, "hbm_single_agg": 0, "hbm_double_agg": 0,
+                "hbm_single_iso": 0, "hbm_double_iso": 0, "hbm_single_next": 0, "hbm_double_next": 0},
+        "pcie_err": {"tx": 0, "rx": 0, "lcrc": 0, "ecrc": 0, "retry": 0},
+        "board": {
+            "product_name": "IT21HMDA_B3", "model": "NA", "manufacturer": "Huawei",
+            "serial_number": "1025C9%06d" % (index * 100 + device), "compatibility": "OK",
+            "board_id": "0x60", "pcb_id": "A", "bom_id": "1", "slot_id": str(device), "class_id": "NA",
+            "pci_vendor_id": "0x19E5", "pci_device_id": "0xD802",
+            "subsystem_vendor_id": "0x19E5", "subsystem_device_id": "0x3003", "chip_count": 1,
+        },
+        "chip": {"chip_type": "Ascend", "chip_version": "V1", "pcb_id": "NA", "position_id": str(device),
+                 "vdie_id": "%08X 20B03704 4A10C8D4 14CC040A D2102003" % (0x42C711D4 + index * 8 + device),
+                 "ndie_id": "%08X 20401010 4E10C8D4 14CC040A A4102003" % (0x27216594 + index * 8 + device)},
+        "processes": [],
+        "net": {
+            "ip": plan_ip(index, device),
+            "netmask": IP_PLAN_NETMASK,
+            "gateway": None,
+            "netdetect": None,
+            "net_health": None,
+            "tls": {"enable": 1, "preconfigured": 1, "alarm_days": 60, "certs": _default_certs(device)},
+            "pfc": [0] * 8,
+            "dscp_to_tc": default_dscp_map(),
+            "mtu": 1500,
+            "fec": "rs",
+            "speed_mbps": 200000,
+            "link": {"down_until": None, "stuck": False, "events": [[created, "UP"]]},
+            "optical": _optical(index, device),
+            "stats": dict((key, 0) for key in STAT_KEYS),
+            "pfc_stat": {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8, "err_cnt": [0] * 8},
+            "lldp": {
+                "chassis_mac": "a4:be:2b:%02x:%02x:01" % (index % 256, device),
+                "port_ifname": "400GE1/%d/%d:%d" % (device // 2 + 1, index % 48 + 1, device % 2 + 1),
+                "system_name": "leaf-%02d" % (device // 2 + 1),
+                "management_ip": "192.168.200.%d" % (device // 2 + 1),
+                "max_frame": 9216,
+            },
+        },
+    }
+
+
+def new_state(hostname, index, npus=8, pod_dir=None, created=None):
+    """A fresh, UNTUNED node: MTU 1500, no PFC priority, default DSCP map, governor ondemand, TLS on."""
+    created = float(created if created is not None else time.time())
+    return {
+        "schema": SCHEMA,
+        "hostname": hostname,
+        "index": int(index),
+        "product": "Atlas 800T A2",
+        "arch": "aarch64",
+        "created": created,
+        "pod_dir": os.path.abspath(pod_dir) if pod_dir else None,
+        "install_prefix": None,
+        "python": None,
+        "versions": dict(DEFAULT_VERSIONS),
+        "npus": [_npu(int(index), device, created) for device in range(int(npus))],
+        "numa": {
+            "sockets": 4,
+            "cores_per_socket": 48,
+            "cpus_per_node": 24,
+            "nodes": [{"id": node, "size_mb": NUMA_SIZES_MB[node], "free_mb": NUMA_FREE_MB[node]} for node in range(8)],
+            "distances": [list(row) for row in NUMA_DISTANCES],
+        },
+        "cpu": {"max_mhz": 2600, "min_mhz": 200, "model": "Kunpeng-920", "bios_model": "HUAWEI Kunpeng 920 5250"},
+        "governor": DEFAULT_GOVERNOR,
+        "faults": [],
+        "settings": {"flap_seconds": 5.0, "latency_ms": 0, "clock": None, "lossless_tc": 3, "jumbo_mtu": 8000},
+    }
+
+
+def get_path(data, key):
+    node = data
+    for part in key.split("."):
+        if isinstance(node, list):
+            node = node[int(part)]
+        else:
+            node = node[part]
+    return node
+
+
+def set_path(data, key, value):
+    parts = key.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def faults_for(st, kind, device=None):
+    """Active faults of one kind that apply to ``device`` (a fault without a device applies to all)."""
+    found = []
+    for fault in st.get("faults", []):
+        if fault.get("kind") != kind:
+            continue
+        if device is not None and fault.get("device") is not None and int(fault["device"]) != int(device):
+            continue
+        found.append(fault)
+    return found
+
+
+def deep_copy(data):
+    return copy.deepcopy(data)
