@@ -132,8 +132,8 @@ def sim(tmp_path):
 
 
 @pytest.fixture
-def pod(tmp_path):
-    """Factory of nodes sharing one pod_dir: pod(hostname, index) -> Sim."""
+def nodes(tmp_path):
+    """Factory of nodes sharing one pod_dir: nodes(hostname, index) -> Sim."""
     base = str(tmp_path / "nodes")
 
     def make(hostname, index):

@@ -146,16 +146,16 @@ def test_dscp_set_does_not_flap(sim):
     assert sim.run("hccn_tool", "-i", "0", "-link", "-g")[1] == "link status: UP\n"
 
 
-def _two_nodes(pod):
-    one, two = pod("node01", 1), pod("node02", 2)
+def _two_nodes(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
     for node in (one, two):
         node.data["settings"]["flap_seconds"] = 0.3
         node.save()
     return one, two
 
 
-def test_ping_rules(pod):
-    one, two = _two_nodes(pod)
+def test_ping_rules(nodes):
+    one, two = _two_nodes(nodes)
     ping = ("-ping", "-g", "address", "10.20.0.12")
     assert one.run("hccn_tool", "-i", "0", *ping)[1].endswith("3 packets transmitted, 3 received, 0.00% packet loss\n")
     # different subnet (rail 1 -> rail 0 address)
@@ -179,8 +179,8 @@ def test_ping_rules(pod):
     assert "2 packets transmitted, 2 received" in one.run("hccn_tool", "-i", "0", *(ping + ("-n", "2")))[1]
 
 
-def test_ip_conflict_with_pod_address(pod):
-    one, two = _two_nodes(pod)
+def test_ip_conflict_with_pod_address(nodes):
+    one, two = _two_nodes(nodes)
     assert one.run("hccn_tool", "-i", "0", "-ip", "-s", "address", "10.20.0.12", "netmask", "255.255.255.0") == (
         7, "", "The ip address configured is conflicted!\n")
 

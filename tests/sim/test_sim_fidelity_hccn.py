@@ -214,12 +214,12 @@ def test_speed(sim):
     assert sim.run("hccn_tool", "-i", "0", "-speed", "-g") == (0, text(lines), "")
 
 
-def test_ping_shape_from_registry(pod):
+def test_ping_shape_from_registry(nodes):
     # RTTs are measurements: compare the fixed lines exactly and the recv lines by shape.
     lines = sample("hccn_tool_misc_get.txt", "GPU 进阶笔记", index=0)
     lines = lines[lines.index("$ hccn_tool -i 3 -ping -g address 29.1.137.205") + 1:]
     lines = lines[:lines.index("3 packets transmitted, 3 received, 0.00% packet loss") + 1]
-    local, remote = pod("node01", 1), pod("node02", 2)
+    local, remote = nodes("node01", 1), nodes("node02", 2)
     local.npu(3)["net"].update({"ip": "29.1.112.213", "netmask": "255.255.0.0"})
     remote.npu(3)["net"].update({"ip": "29.1.137.205", "netmask": "255.255.0.0"})
     local.save()

@@ -74,9 +74,9 @@ def test_version_files_written_by_install(sim, tmp_path):
         assert "version=%s\n" % sim.data["versions"]["cann"] in handle.read()
 
 
-def test_hccl_test_header_and_rows(pod):
+def test_hccl_test_header_and_rows(nodes):
     header = sample("extra_hccl_test.txt", "hcomm")[0]
-    node = pod("node01", 1)
+    node = nodes("node01", 1)
     lines = perf.allreduce_lines([node.data], 1, "8K", "64M")
     assert lines[0] == "the minbytes is 8192, maxbytes is 67108864, iters is 20, warmup_iters is 5"
     assert lines[1] == header

@@ -32,8 +32,8 @@ def _step_ms(node, env, steps=6):
     return sum(times[1:]) / len(times[1:])
 
 
-def test_busbw_needs_every_condition(pod):
-    one, two = pod("node01", 1), pod("node02", 2)
+def test_busbw_needs_every_condition(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
     states = [one.data, two.data]
     assert perf.inter_busbw(states, TUNED_ENV) == perf.ROCE_LOSSY_GBPS
     _tune(one)
@@ -52,8 +52,8 @@ def test_busbw_needs_every_condition(pod):
     assert 150 < perf.intra_busbw() < 160
 
 
-def test_step_time_falls_with_tuning(pod):
-    one, two = pod("node01", 1), pod("node02", 2)
+def test_step_time_falls_with_tuning(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
     untuned = _step_ms(one, {})
     _tune(one)
     _tune(two)
@@ -74,14 +74,14 @@ def test_train_is_deterministic_and_counts_steps(sim):
     assert len(sim.sub("npu-sim", "train", "--steps", "10", "--log-interval", "5")[1].splitlines()) == 2
 
 
-def test_busbw_command(pod):
-    one, _ = pod("node01", 1), pod("node02", 2)
+def test_busbw_command(nodes):
+    one, _ = nodes("node01", 1), nodes("node02", 2)
     report = json.loads(one.sub("npu-sim", "busbw")[1])
     assert report["nodes"] == 2 and report["lossless"] is False and report["reasons"]
 
 
-def test_allreduce_command(pod):
-    one, two = pod("node01", 1), pod("node02", 2)
+def test_allreduce_command(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
     out = one.sub("npu-sim", "allreduce", "-b", "1M", "-e", "1G")[1].splitlines()
     assert out[0].startswith("the minbytes is 1048576, maxbytes is 1073741824")
     slow = float(out[-1].split("|")[2])

@@ -50,7 +50,7 @@ def _help(res, cmd):
     res.o("[ hccn_tool -i devid -%s ] needs the following parameters:" % cmd)
     for opt, text in HELP.get(cmd, [("[-g]", "get %s cfg" % cmd)]):
         if opt.startswith("  "):
-            res.o("       %-8s: %s" % (opt.strip(), text))
+            res.o("       %-7s : %s" % (opt.strip(), text))
         else:
             res.o("   %-12s: %s" % (opt, text))
 
@@ -510,7 +510,6 @@ SETTERS = {
     "ip": _val_ip, "gateway": _val_gateway, "netdetect": _val_netdetect, "tls": _val_tls,
     "pfc": _val_pfc, "dscp_to_tc": _val_dscp_to_tc, "mtu": _val_mtu,
 }
-GET_ONLY = set(GETTERS) - set(SETTERS)
 
 
 def _emit_error(res, err):
