@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import TOOLS
+from simhelpers import TOOLS
 
 MTU_HELP = ("[ hccn_tool -i devid -mtu ] needs the following parameters:\n"
             "   [-s]        : set mtu cfg \n"

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import assert_segments, sample, text
+from simhelpers import assert_segments, sample, text
 
 
 def _chunks(lines, marker):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import sample, text
+from simhelpers import sample, text
 from npu_sim import perf, versions
 
 

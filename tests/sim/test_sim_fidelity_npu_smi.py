@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import assert_segments, detab, sample, text
+from simhelpers import assert_segments, detab, sample, text
 
 INFO = "npu-smi_info.txt"
 

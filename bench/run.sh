@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the module benchmark on its own simulated PoD (base /tmp/npuops-bench, 127.0.5.N) and
+# prints the result table. Arguments are passed to bench/bench_modules.py (see --help).
+# Needs root. See docs/performance.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+export ANSIBLE_COLLECTIONS_PATH="${ANSIBLE_COLLECTIONS_PATH:-/tmp/npuops-collections-$(id -u)}"
+export PATH="$repo/.venv/bin:$PATH"
+export ANSIBLE_NOCOLOR=1
+
+python=python3
+if [ -x "$repo/.venv/bin/python3" ]; then
+  python="$repo/.venv/bin/python3"
+fi
+exec "$python" "$repo/bench/bench_modules.py" "$@"
