@@ -305,6 +305,7 @@ class Bench:
         lines = []
         m = res["machine"]
         lines.append("machine: %s, %s CPUs, Python %s, %s" % (m["kernel"], m["cpus"], m["python"], m["ansible"]))
+        lines.append("load average (1/5/15 min) at start: %s, at end: %s" % (res.get("load_start"), res.get("load_end")))
         read = res["read"]
         if read:
             lines.append("")
@@ -363,6 +364,19 @@ class Bench:
         return "\n".join(lines)
 
 
+def loadavg():
+    with open("/proc/loadavg") as handle:
+        return " ".join(handle.read().split()[:3])
+
+
+def wait_idle(limit_s, threshold=1.0):
+    """Wait (at most limit_s) until the 1-minute load average is below threshold."""
+    deadline = time.monotonic() + limit_s
+    while float(loadavg().split()[0]) >= threshold and time.monotonic() < deadline:
+        log("load average %s; waiting for a quiet machine" % loadavg())
+        time.sleep(10)
+
+
 def machine_info():
     try:
         ansible = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible"), "--version"], stdout=subprocess.PIPE,
@@ -387,6 +401,8 @@ def parse_args(argv):
     parser.add_argument("--only", choices=("read", "change", "scale"), action="append",
                         help="run only these parts (repeatable); default all")
     parser.add_argument("--skip-naive-read", action="store_true", help="skip (c), the one-task-per-call playbook")
+    parser.add_argument("--wait-idle", type=int, default=120, metavar="SECONDS",
+                        help="first wait up to SECONDS for a 1-minute load average below 1 (default %(default)s)")
     parser.add_argument("--json", help="also write the raw results to this file")
     return parser.parse_args(argv)
 
@@ -400,6 +416,8 @@ def main(argv=None):
     bench = None
     try:
         bench = Bench(args)
+        wait_idle(args.wait_idle)
+        bench.results["load_start"] = loadavg()
         bench.podctl("down", "--base", args.base)  # a left-over PoD of an interrupted run
         if "read" in parts:
             bench.bench_read()
@@ -407,6 +425,7 @@ def main(argv=None):
             bench.bench_change()
         if "scale" in parts and args.scale_nodes:
             bench.bench_scale()
+        bench.results["load_end"] = loadavg()
     except BenchError as exc:
         log(str(exc))
         return 1

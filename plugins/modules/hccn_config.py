@@ -554,8 +554,8 @@ def apply_device(ports, entry, changes, argvs, link_timeout, backup_file):
             done = 'Earlier commands on this device were applied; later ones were not run' if outcome['ran'] else \
                 'Nothing was changed on this device'
             outcome['error'] = {
-                'msg': '%s: %s failed (rc=%s): %s. %s %s, %s.' % (subject, cmd_to_text(argv), rc, words, hint_for(words),
-                                                                   done, rollback_hint(backup_file)),
+                'msg': '%s: %s failed (rc=%s): %s. %s %s, %s.' % (
+                    subject, cmd_to_text(argv), rc, words, hint_for(words), done, rollback_hint(backup_file)),
                 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err,
             }
             return outcome
@@ -668,8 +668,7 @@ def run_merged(module, params, host, warnings):
         device = entry['device']
         if isinstance(outcome, Exception):
             outcome = {'device': device, 'ran': True, 'have': None,
-                       'error': {'msg': '%s: unexpected error: %s; %s.' % (ports.subject(device), outcome,
-                                                                          rollback_hint(result['backup_file'])),
+                       'error': {'msg': '%s: unexpected error: %s; %s.' % (ports.subject(device), outcome, rollback_hint(result['backup_file'])),
                                  'cmd': None, 'rc': None, 'stdout': '', 'stderr': ''}}
         if outcome['ran']:
             result['changed_devices'].append(device)
@@ -707,8 +706,8 @@ def run_gathered(module, params, host, warnings):
         rc, out, err = runner.run(argv)
         if rc != 0:
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s. Give the devices in config.' % (host, cmd_to_text(argv), rc,
-                                                                                          tool_output(out, err)))
+                            msg='%s: %s failed (rc=%s): %s. Give the devices in config.' % (
+                                host, cmd_to_text(argv), rc, tool_output(out, err)))
         parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
         if unparsed:
             warnings.append(unparsed_warning(argv, unparsed))

@@ -25,15 +25,18 @@ options:
   targets:
     description:
       - Addresses to ping. With O(mode=ring) the ordered list of all NPU addresses of the PoD (every node gets the same
-        list, for example built with the C(npuops.ascend.npu_ip_plan) filter).
+        list, for example collected from the inventory's per-node port plans).
     type: list
     elements: str
     required: true
   mode:
     description:
       - V(mesh) pings every target from every device; V(ring) pings only each device's ring neighbours.
+      - V(subnet) pings, from each device, only the targets in that port's own subnet (read with C(-ip -g)). On a
+        parameter plane where NPU N of every node shares one subnet (one switch plane per NPU index), give it every
+        NPU address of the other nodes and each device pings exactly its peers.
     type: str
-    choices: [mesh, ring]
+    choices: [mesh, ring, subnet]
     default: mesh
   devices:
     description:
@@ -96,6 +99,15 @@ seealso:
 """
 
 EXAMPLES = r"""
+- name: Ping the same NPU of every other node (its subnet peers) with jumbo frames
+  npuops.ascend.hccn_ping:
+    mode: subnet
+    targets: >-
+      {{ ansible_play_hosts | difference([inventory_hostname]) | map('extract', hostvars, 'npu_ports')
+         | flatten | map(attribute='address') | list }}
+    size: 8972
+  register: peers
+
 - name: Ping the ring neighbours of every NPU with jumbo frames
   npuops.ascend.hccn_ping:
     mode: ring
@@ -176,6 +188,7 @@ errors:
   elements: dict
 """
 
+import ipaddress  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
@@ -220,11 +233,24 @@ def ring_neighbours(targets, own):
     return out
 
 
-def plan_targets(mode, targets, own):
+def plan_targets(mode, targets, own, netmask=None):
     """Targets for one device; None when ring mode cannot place the device."""
     if mode == 'ring':
         return ring_neighbours(targets, own)
+    if mode == 'subnet':
+        try:
+            network = ipaddress.ip_interface('%s/%s' % (own, netmask)).network
+        except ValueError:
+            return []
+        return [t for t in targets if t != own and _in_network(t, network)]
     return [t for t in targets if t != own]
+
+
+def _in_network(address, network):
+    try:
+        return ipaddress.ip_address(address) in network
+    except ValueError:
+        return False
 
 
 def summarise(pairs):
@@ -244,6 +270,7 @@ class Pinger:
         self.tool = tool
         self.host = host
         self.params = params
+        self.netmasks = {}
 
     def call(self, argv):
         rc, out, err = self.runner.run(argv)
@@ -263,6 +290,7 @@ class Pinger:
                                  'configure it with npuops.ascend.hccn_config.' % (device, self.host, cmd_to_text(argv), rc, words)}, []
         parsed, unparsed = parse_output(hccn_parsers.PARSERS['ip'], argv, out)
         warnings = [unparsed_warning(argv, unparsed)] if unparsed else []
+        self.netmasks[device] = parsed.get('netmask')
         return parsed.get('address'), None, warnings
 
     def ping(self, device, source, target):
@@ -293,11 +321,11 @@ class Pinger:
         own, error, warnings = self.source(device)
         if error:
             # without its own address a device cannot be placed in a ring; in a mesh every target is unreachable
-            targets = self.params['targets'] if self.params['mode'] == 'mesh' else []
+            targets = self.params['targets'] if self.params['mode'] == 'mesh' else []  # subnet and ring need the address
             pairs = [{'device': device, 'source': None, 'target': t, 'reachable': False, 'loss_pct': None,
                       'rtt_avg_ms': None, 'error': error['msg']} for t in targets]
             return pairs, [error], warnings
-        targets = plan_targets(self.params['mode'], self.params['targets'], own)
+        targets = plan_targets(self.params['mode'], self.params['targets'], own, self.netmasks.get(device))
         if targets is None:
             msg = ('NPU %s on %s: its address %s is not in targets, so its ring neighbours are unknown; pass every NPU '
                    'address of the PoD in targets.' % (device, self.host, own))
@@ -319,8 +347,8 @@ def discover_devices(module, runner, params):
     rc, out, err = runner.run(argv)
     if rc != 0:
         raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                        msg='%s: %s failed (rc=%s): %s. Set the devices option.' % (host_name(), cmd_to_text(argv), rc,
-                                                                                   tool_output(out, err)))
+                        msg='%s: %s failed (rc=%s): %s. Set the devices option.' % (
+                            host_name(), cmd_to_text(argv), rc, tool_output(out, err)))
     parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
     if unparsed:
         module.warn(unparsed_warning(argv, unparsed))
@@ -335,7 +363,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             targets=dict(type='list', elements='str', required=True),
-            mode=dict(type='str', choices=['mesh', 'ring'], default='mesh'),
+            mode=dict(type='str', choices=['mesh', 'ring', 'subnet'], default='mesh'),
             devices=dict(type='list', elements='int'),
             count=dict(type='int'),
             size=dict(type='int'),
@@ -379,9 +407,9 @@ def main():
     if params['fail_on_unreachable'] and (bad or errors):
         shown = '; '.join('NPU %s -> %s' % (p['device'], p['target']) for p in bad[:8])
         more = ' (and %d more)' % (len(bad) - 8) if len(bad) > 8 else ''
+        extra = ' ' + errors[0]['msg'] if errors else ''
         module.fail_json(msg='%s: %d of %d NPU pairs unreachable: %s%s. Check links (hccn_tool -i N -link -g), '
-                             'addresses and switch ports.%s' % (host, len(bad), len(pairs), shown, more,
-                                                                 ' ' + errors[0]['msg'] if errors else ''), **result)
+                             'addresses and switch ports.%s' % (host, len(bad), len(pairs), shown, more, extra), **result)
     module.exit_json(**result)
 
 

@@ -1,3 +1,8 @@
 """Fixtures for the simulator tests (the helpers live in simhelpers.py)."""
 
-from simhelpers import _clean_env, nodes, sim  # noqa: F401  (pytest finds fixtures by name here)
+import simhelpers
+
+# pytest finds fixtures by name in this module's namespace.
+sim = simhelpers.sim
+nodes = simhelpers.nodes
+_clean_env = simhelpers._clean_env  # pylint: disable=protected-access

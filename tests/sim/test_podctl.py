@@ -59,7 +59,7 @@ def _load_podlib():
 
 
 def podctl(*args, check=True, timeout=120):
-    proc = subprocess.run([PODCTL] + list(args), capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([PODCTL] + list(args), capture_output=True, text=True, timeout=timeout, check=False)
     if check:
         assert proc.returncode == 0, "podctl %s: rc %d\n%s%s" % (" ".join(args), proc.returncode, proc.stdout, proc.stderr)
     return proc
@@ -78,7 +78,7 @@ class Pod:
 
     def ssh(self, node, command, check=True):
         argv = ["ssh", "-F", self.ssh_config, node, command]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
         if check:
             assert proc.returncode == 0, "%s: rc %d\n%s%s" % (command, proc.returncode, proc.stdout, proc.stderr)
         return proc

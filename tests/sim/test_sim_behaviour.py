@@ -225,7 +225,7 @@ def test_call_log_and_latency(sim):
     assert time.time() - started >= 0.3
     sim.sub("hccn_tool", "-i", "9", "-link", "-g")
     sim.sub("npu-smi", "info")
-    rc, out, _ = sim.sub("npu-sim", "calls")
+    rc, out, _err = sim.sub("npu-sim", "calls")
     entries = [json.loads(line) for line in out.splitlines()]
     assert [e["argv"] for e in entries] == [["hccn_tool", "-i", "0", "-link", "-g"], ["hccn_tool", "-i", "9", "-link", "-g"], ["npu-smi", "info"]]
     assert [e["rc"] for e in entries] == [0, 4, 0]
@@ -270,7 +270,7 @@ def test_state_show_get_set(sim):
 
 
 def test_init_refuses_overwrite(sim):
-    rc, _, err = sim.sub("npu-sim", "init", "--state", sim.path, "--hostname", "x", "--index", "3")
+    rc, _out, err = sim.sub("npu-sim", "init", "--state", sim.path, "--hostname", "x", "--index", "3")
     assert rc == 2 and "exists" in err
     assert sim.sub("npu-sim", "init", "--state", sim.path, "--hostname", "x", "--index", "3", "--force")[0] == 0
     assert sim.run("hccn_tool", "-i", "0", "-ip", "-g")[1] == "ipaddr:10.20.0.13\nnetmask:255.255.255.0\n"

@@ -93,7 +93,7 @@ def test_tls_switch_line(sim):
     line = sample("hccn_tool_-tls_-g.txt", "lines 811-813")[0]
     sim.npu(0)["net"]["tls"]["enable"] = 0
     sim.save()
-    rc, out, _ = sim.run("hccn_tool", "-i", "0", "-tls", "-g")
+    rc, out, _err = sim.run("hccn_tool", "-i", "0", "-tls", "-g")
     assert rc == 0 and [item for item in out.splitlines() if "switch" in item] == [line]
 
 

@@ -52,7 +52,7 @@ def test_info_table_without_process_section(sim):
     # ms-swift docs: the author omitted the process table, so the sample is a prefix of the output.
     lines = sample(INFO, "modelscope/ms-swift")
     _load_table(sim, lines)
-    rc, out, _ = sim.run("npu-smi", "info")
+    rc, out, _err = sim.run("npu-smi", "info")
     assert rc == 0 and out.startswith(text(lines))
 
 
@@ -60,7 +60,7 @@ def test_info_table_elided(sim):
     # arthurchiao.art: NPUs 2-6 elided with '...' and no process table: compare the visible segments.
     lines = sample(INFO, "arthurchiao.art")
     _load_table(sim, [line for line in lines if line != "..."])
-    rc, out, _ = sim.run("npu-smi", "info")
+    rc, out, _err = sim.run("npu-smi", "info")
     assert rc == 0
     assert_segments(lines, out)
 
@@ -77,14 +77,14 @@ def test_info_mapping(sim):
     for npu in sim.data["npus"]:
         npu["name"] = lines[1].split()[-1]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-m")
+    rc, out, _err = sim.run("npu-smi", "info", "-m")
     assert rc == 0 and out == text(lines)
 
 
 def _kv(lines):
     pairs = []
     for line in lines:
-        key, _, value = line.strip().partition(" : ")
+        key, _sep, value = line.strip().partition(" : ")
         pairs.append((key.strip(), value))
     return pairs
 
@@ -104,7 +104,7 @@ def test_board_card_level(sim):
     sim.data["versions"]["firmware"] = values["Firmware Version"]
     npu["bus_id"] = values["PCIe Bus Info"]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "board", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "board", "-i", "0")
     assert rc == 0 and out == text(lines)
 
 
@@ -120,7 +120,7 @@ def test_board_chip_level_910a_fixture(sim):
     npu["bus_id"] = values["PCIe Bus Info"]
     sim.data["versions"]["firmware"] = values["Firmware Version"]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-i", "0", "-c", "0", "-t", "board")
+    rc, out, _err = sim.run("npu-smi", "info", "-i", "0", "-c", "0", "-t", "board")
     assert rc == 0 and out == text(lines)
 
 
@@ -130,7 +130,7 @@ def test_board_chip_level_910b4_truncated(sim):
     block = detab(lines[first + 1:lines.index("[root@localhost ~]$ npu-smi info -t board -i 0 -c 0", first + 1)])
     sim.npu(0)["name"] = dict(_kv(block))["Chip Name"]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "board", "-i", "0", "-c", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "board", "-i", "0", "-c", "0")
     assert rc == 0 and out.startswith(text(block))  # the guide truncates after Chip Name
 
 
@@ -144,13 +144,13 @@ def test_health(sim, source):
     npu["health"] = status
     npu["error_codes"] = [] if codes == ["NA"] else [[int(code, 16), info] for code, info in zip(codes, texts)]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-i", "0", "-c", "0", "-t", "health")
+    rc, out, _err = sim.run("npu-smi", "info", "-i", "0", "-c", "0", "-t", "health")
     assert rc == 0 and out == text(lines)
 
 
 def test_ecc_910b_body(sim):
     lines = detab(sample("extra_npu-smi_info_-t_ecc.txt", "querying-the-ecc-error-count"))
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "ecc", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "ecc", "-i", "0")
     assert rc == 0 and out == text(lines)
 
 
@@ -160,7 +160,7 @@ def test_temp(sim):
     sim.npu(0)["temp_c"] = int(dict(values)["NPU Temperature (C)"])
     sim.npu(0)["mcu_temps"] = [[key, int(val)] for key, val in values if key.startswith("LM75")]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "temp", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "temp", "-i", "0")
     assert rc == 0 and out == text(lines, tail="\n")
 
 
@@ -168,7 +168,7 @@ def test_power(sim):
     lines = detab(sample("npu-smi_info_-t_power.txt", "yunionio/telegraf"))
     sim.npu(0)["power_w"] = float(dict(_kv(lines))["NPU Real-time Power(W)"])
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "power", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "power", "-i", "0")
     assert rc == 0 and out == text(lines, tail="\n")
 
 
@@ -180,7 +180,7 @@ def test_usages(sim):
     npu["aicore_pct"] = int(values["Aicore Usage Rate(%)"])
     npu["usages"].update({"ctrlcpu_pct": int(values["Ctrlcpu Usage Rate(%)"]), "aicpu_pct": int(values["Aicpu Usage Rate(%)"])})
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "usages", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "usages", "-i", "0")
     assert rc == 0 and out == text(lines, tail="\n")
 
 
@@ -196,7 +196,7 @@ def test_common(sim):
     npu["temp_c"] = int(values["Temperature(C)"])
     npu["power_w"] = float(values["NPU Real-time Power(W)"])
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "common", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "common", "-i", "0")
     assert rc == 0 and out == text(lines)
 
 
@@ -206,7 +206,7 @@ def test_topo(sim):
         dev = int(line.split()[0][3:])
         sim.npu(dev)["numa_node"] = int(line.split()[-1].split("-")[0]) // 24
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "topo")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "topo")
     assert rc == 0 and out == text(lines)
 
 
@@ -218,7 +218,7 @@ def test_proc_mem_a2_fixture(sim):
     mem = int(proc.split("Process memory(MB):")[1])
     sim.npu(0)["processes"] = [{"pid": pid, "name": name, "memory_mb": mem}]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "0")
     assert rc == 0 and out == text(lines)
 
 
@@ -226,12 +226,12 @@ def test_proc_mem_single_line(sim):
     line = sample("npu-smi_info_-t_proc-mem.txt", "device-queries.md")[0]
     sim.npu(0)["processes"] = [{"pid": 207795, "name": "VLLMEngineCor", "memory_mb": 55436}]
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "0")
     assert rc == 0 and "\t" + line in out.splitlines()
 
 
 def test_proc_mem_idle(sim):
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "3")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "proc-mem", "-i", "3")
     assert out.splitlines()[1] == "\tNo process in device."
 
 
@@ -241,7 +241,7 @@ def test_memory_body(sim):
     sim.npu(0)["hbm"] = {"clock_mhz": int(values["HBM Clock Speed(MHz)"]), "temp_c": int(values["HBM Temperature(C)"]),
                          "manufacturer_id": int(values["HBM Manufacturer ID"], 16)}
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "memory", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "memory", "-i", "0")
     body = [line[1:] for line in out.splitlines()]
     assert rc == 0 and text(lines) in text(body)
 
@@ -253,7 +253,7 @@ def test_pcie_err(sim):
                               "lcrc": int(values["Lcrc Error Count"]), "ecrc": int(values["Ecrc Error Count"]),
                               "retry": int(values["Retry Count"])}
     sim.save()
-    rc, out, _ = sim.run("npu-smi", "info", "-t", "pcie-err", "-i", "0")
+    rc, out, _err = sim.run("npu-smi", "info", "-t", "pcie-err", "-i", "0")
     assert rc == 0 and out == text(lines)
 
 

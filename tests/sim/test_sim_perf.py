@@ -75,7 +75,7 @@ def test_train_is_deterministic_and_counts_steps(sim):
 
 
 def test_busbw_command(nodes):
-    one, _ = nodes("node01", 1), nodes("node02", 2)
+    one, _two = nodes("node01", 1), nodes("node02", 2)
     report = json.loads(one.sub("npu-sim", "busbw")[1])
     assert report["nodes"] == 2 and report["lossless"] is False and report["reasons"]
 

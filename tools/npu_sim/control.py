@@ -218,7 +218,7 @@ def cmd_calls(args, path, res):
 
 def _pod(path):
     st = st_mod.load(path)
-    return st, [node for _, node in st_mod.pod_states(st, path)]
+    return st, [node for _path, node in st_mod.pod_states(st, path)]
 
 
 def cmd_train(args, path, res):

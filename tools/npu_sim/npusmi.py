@@ -112,9 +112,9 @@ def _health(st, npu, chip):
     codes = npu.get("error_codes") or []
     if not codes:
         return lines + [kv("Error Code", "NA"), kv("Error Information", "NA")]
-    lines.append("\t%-30s :%s" % ("Error Code", "".join(" %04X" % int(code) for code, _ in codes)))
+    lines.append("\t%-30s :%s" % ("Error Code", "".join(" %04X" % int(code) for code, _text in codes)))
     info = "\t%-30s : %s" % ("Error Information", codes[0][1])
-    for _, text in codes[1:]:
+    for _code, text in codes[1:]:
         info += "\n\n" + kv("", text)
     lines.append(info)
     return lines

@@ -316,7 +316,7 @@ def check_host():
 
 def run(argv, env=None, what=None, timeout=120):
     try:
-        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
         raise PodError("%s timed out after %ss: %s" % (what or argv[0], timeout, shlex.join(argv))) from exc
     if proc.returncode != 0:
@@ -684,7 +684,7 @@ def _up(args, pod):
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
     make_keys(pod)
     pod.save(record)  # before registering: another PoD's down treats a base without pod.json as gone
-    register_pod(pod.base, [target for target, _ in DIR_MOUNTS])
+    register_pod(pod.base, [target for target, _source in DIR_MOUNTS])
     started = ensure_nodes(pod, record, wanted, settings)
     existing = [n for n in wanted if n not in started]
     changed = {k: v for k, v in settings.items() if v is not None and record["settings"].get(k) != v}
@@ -805,7 +805,7 @@ def cmd_exec(args):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="podctl", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="podctl", description=__doc__.split("\n\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="bring N nodes up (adds or removes nodes to match N)")
     up.add_argument("--nodes", type=int, required=True, help="number of nodes, 1..%d" % MAX_NODES)
@@ -836,3 +836,7 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -256,7 +256,7 @@ def test_split_running_config_prompt_and_empty_block():
 def _fake_ip_parser(text):
     out = {'unparsed': []}
     for line in text.splitlines():
-        key, _, value = line.partition(':')
+        key, _sep, value = line.partition(':')
         if key == 'ipaddr':
             out['address'] = value
         elif key == 'netmask':

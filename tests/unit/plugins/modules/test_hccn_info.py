@@ -51,7 +51,7 @@ def replies(dev):
     }
 
 
-def commands(devices=range(8), queries=DEFAULT, discover=True, **override):
+def commands(devices=range(8), queries=tuple(DEFAULT), discover=True, **override):
     cmds = {}
     if discover:
         cmds[(NPU_SMI, 'info', '-l')] = (0, LIST, '')

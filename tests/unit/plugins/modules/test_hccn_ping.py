@@ -67,6 +67,19 @@ def test_ring_neighbours_only(run_module):
         (0, '10.10.0.11'), (0, '11.12.165.80'), (1, '11.12.165.80'), (1, '10.10.0.10')]
 
 
+def test_subnet_mode_pings_only_peers_in_the_port_subnet(run_module):
+    # device 3 is 29.1.112.213/16: only the 29.1.x.x targets are its peers; 10.x and 11.x are other planes
+    targets = ['10.10.0.11', '29.1.137.205', '11.12.165.80', '29.2.0.1']
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205'): (0, PING_3, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': targets, 'mode': 'subnet'}, cmds)
+    assert not res.failed, res
+    assert res.calls == [[HCCN, '-i', '3', '-ip', '-g'], list(ping(3, '29.1.137.205'))]
+    assert [(p['device'], p['target'], p['reachable']) for p in res.result['pairs']] == [(3, '29.1.137.205', True)]
+
+
 def test_unreachable_is_data_not_failure(run_module):
     cmds = {
         (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
