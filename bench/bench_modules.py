@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark of the npuops.ascend info and change modules on a simulated PoD.
 
 Brings up its own PoD (base /tmp/npuops-bench, nodes on 127.0.5.N) with tools/pod/podctl,
@@ -170,14 +169,14 @@ class Bench:
         self.warm_up()
         out = self.results["read"]
         # Baselines: the cost of Ansible and of ssh alone.
-        out["ansible_ping"] = [self.ansible_adhoc(node, "ansible.builtin.ping") for _ in range(args.repeat)]
-        out["ssh_true"] = [self.ssh(node, "true")[0] for _ in range(args.repeat)]
+        out["ansible_ping"] = [self.ansible_adhoc(node, "ansible.builtin.ping") for _run in range(args.repeat)]
+        out["ssh_true"] = [self.ssh(node, "true")[0] for _run in range(args.repeat)]
 
         # (a) the modules, default options; the call log gives the argv list for (b) and (c).
         argvs = None
         for key, module in (("hccn_info", "npuops.ascend.hccn_info"), ("npu_info", "npuops.ascend.npu_info")):
             walls, windows, counts = [], [], []
-            for _ in range(args.repeat):
+            for _run in range(args.repeat):
                 self.clear_calls()
                 walls.append(self.ansible_adhoc(node, module))
                 calls = self.read_calls(node)
@@ -191,7 +190,7 @@ class Bench:
         script = "\n".join(" ".join(shlex.quote(a) for a in [TOOL_PATHS[argv[0]]] + argv[1:]) + " 2>&1"
                            for argv in argvs) + "\nexit 0\n"
         walls, windows, counts = [], [], []
-        for _ in range(args.repeat):
+        for _run in range(args.repeat):
             self.clear_calls()
             walls.append(self.ssh(node, script)[0])
             calls = self.read_calls(node)
@@ -290,7 +289,7 @@ class Bench:
             row = {"nodes": count, "forks": args.forks}
             for key, module in (("hccn_info", "npuops.ascend.hccn_info"), ("npu_info", "npuops.ascend.npu_info")):
                 walls, counts = [], []
-                for _ in range(args.repeat):
+                for _run in range(args.repeat):
                     self.clear_calls()
                     walls.append(self.ansible_adhoc("all", module, forks=args.forks))
                     counts.append(sum(len(self.read_calls(n)) for n in self.nodes))
@@ -323,8 +322,8 @@ class Bench:
             if "naive_ansible" in read:
                 rows.append(("(c) ansible-playbook, one command task run per call", read["naive_ansible"]))
             for name, data in rows:
-                lines.append("| %s | %s | %s | %d |" % (name, fmt_s(data["wall"]), fmt_s(data["tools"]),
-                                                       statistics.median(data["calls"])))
+                lines.append("| %s | %s | %s | %d |" % (
+                    name, fmt_s(data["wall"]), fmt_s(data["tools"]), statistics.median(data["calls"])))
             seq = statistics.median(read["sequential"]["tools"])
             mod = statistics.median(both["tools"])
             lines.append("speed-up of the modules over (b): tool window %.1fx, wall time %.1fx" % (
@@ -353,14 +352,13 @@ class Bench:
             lines.append("| nodes | hccn_info wall | npu_info wall | tool calls (hccn_info + npu_info) |")
             lines.append("|---|---|---|---|")
             if read:
-                lines.append("| 1 | %s | %s | %d + %d |" % (fmt_s(read["hccn_info"]["wall"]), fmt_s(read["npu_info"]["wall"]),
-                                                          statistics.median(read["hccn_info"]["calls"]),
-                                                          statistics.median(read["npu_info"]["calls"])))
+                lines.append("| 1 | %s | %s | %d + %d |" % (
+                    fmt_s(read["hccn_info"]["wall"]), fmt_s(read["npu_info"]["wall"]),
+                    statistics.median(read["hccn_info"]["calls"]), statistics.median(read["npu_info"]["calls"])))
             for row in res["scale"]:
-                lines.append("| %d | %s | %s | %d + %d |" % (row["nodes"], fmt_s(row["hccn_info"]["wall"]),
-                                                           fmt_s(row["npu_info"]["wall"]),
-                                                           statistics.median(row["hccn_info"]["calls"]),
-                                                           statistics.median(row["npu_info"]["calls"])))
+                lines.append("| %d | %s | %s | %d + %d |" % (
+                    row["nodes"], fmt_s(row["hccn_info"]["wall"]), fmt_s(row["npu_info"]["wall"]),
+                    statistics.median(row["hccn_info"]["calls"]), statistics.median(row["npu_info"]["calls"])))
         return "\n".join(lines)
 
 
