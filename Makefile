@@ -16,13 +16,13 @@ export NO_COLOR := 1
 export PY_COLORS := 0
 export LC_ALL := C.UTF-8
 
-.PHONY: help setup test lint ruff ansible-lint sanity unit compat molecule demo demo-down bench build clean
+.PHONY: help setup test lint ruff ansible-lint sanity core219 unit compat molecule demo demo-down bench build clean
 
 help:
 	@echo "make demo    - set up, bring up a 4-node simulated PoD, run the playbooks, print the report"
 	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
 	@echo "make setup   - system packages + .venv (idempotent)"
-	@echo "make lint | sanity | unit | compat | molecule | bench | build"
+	@echo "make lint | sanity | core219 | unit | compat | molecule | bench | build"
 
 setup:
 	@tools/dev/setup.sh
@@ -44,10 +44,13 @@ unit: setup
 compat: setup
 	tools/dev/compat.sh
 
+core219: setup
+	tools/dev/core219.sh
+
 molecule: setup
 	tools/dev/molecule.sh
 
-test: setup lint sanity compat molecule unit
+test: setup lint sanity core219 compat molecule unit
 
 demo: setup
 	tools/dev/demo.sh $(NODES)

@@ -10,6 +10,7 @@ mkdir -p "$dest"
 # tracked and untracked-but-not-ignored files, plus .git so ansible-test honours .gitignore
 git ls-files -co --exclude-standard -z | tar -C "$repo" --null -T - -cf - | tar -C "$dest" -xf -
 cp -a .git "$dest/.git"
-pyver=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+venv=${NPUOPS_VENV:-$repo/.venv}
+pyver=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 cd "$dest"
-"$repo/.venv/bin/ansible-test" sanity --python "$pyver" --local --color no "$@"
+PATH="$venv/bin:$PATH" "$venv/bin/ansible-test" sanity --python "$pyver" --local --color no "$@"
