@@ -62,7 +62,9 @@ BACKUP_VERSION = 1
 _NOT_CONFIGURED = {
     'ip': re.compile(r'no ip was preset there', re.I),
     'gateway': re.compile(r'no gateway was preset there', re.I),
-    'netdetect': re.compile(r'no \w+ was preset there', re.I),
+    # No capture shows -netdetect -g on a port without a netdetect address; the driver source has no
+    # dedicated message, so the generic DSMI failure (0x4001) is read as "not set", as hccn_info does.
+    'netdetect': re.compile(r'no \w+ was preset there|^Command execute failed!$', re.I | re.M),
 }
 
 BUSY_RC = 11

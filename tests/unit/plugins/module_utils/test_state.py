@@ -190,6 +190,8 @@ def test_not_configured_and_busy():
     assert st.is_not_configured('gateway', 2, '', 'Get gateway failed, because no gateway was preset there!\n')
     assert not st.is_not_configured('pfc', 22, '', 'Execute failed: Link status is down.\n')
     assert not st.is_not_configured('ip', 0, 'ipaddr:10.10.0.10\n', '')
+    assert st.is_not_configured('netdetect', 1, '', 'Command execute failed!\n')
+    assert not st.is_not_configured('mtu', 1, '', 'Command execute failed!\n')
     assert st.is_busy(11, 'hccn_tool is busy, please try again.\n', '')
     assert not st.is_busy(12, '', 'permission denied: pls check this cmd run permission.\n')
 
