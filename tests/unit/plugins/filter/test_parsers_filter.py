@@ -1,0 +1,75 @@
+"""The controller-side filters run the same parsers as the modules, on captured text."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.filter import parsers
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers')
+
+
+def _case(tool, query, name):
+    base = os.path.join(FIXTURES, tool, query, name)
+    with open(base + '.txt', encoding='utf-8') as handle:
+        text = handle.read()
+    with open(base + '.json', encoding='utf-8') as handle:
+        expected = json.load(handle)
+    return text, expected
+
+
+def _jsonable(value):
+    # the expected files are JSON, so integer dict keys (DSCP values) come back as strings
+    return json.loads(json.dumps(value))
+
+
+def test_filter_table():
+    assert sorted(parsers.FilterModule().filters()) == ['cpu_list', 'hccn_parse', 'npu_smi_parse']
+
+
+def test_hccn_parse_real_pfc_sample():
+    text, expected = _case('hccn_tool', 'pfc', 'hixl_dev0_prio4')
+    result = parsers.hccn_parse(text, 'pfc')
+    assert result['priorities'] == [4]
+    assert result['bitmap'] == '0,0,0,0,1,0,0,0'
+    assert _jsonable(result) == {k: v for k, v in expected.items() if not k.startswith('_')}
+
+
+def test_npu_smi_parse_real_table_and_dash_in_view_name():
+    text, expected = _case('npu_smi', 'info', 'vllm5111_910b2_25.2.0_busy')
+    result = parsers.npu_smi_parse(text, 'info')
+    assert _jsonable(result) == {k: v for k, v in expected.items() if not k.startswith('_')}
+    assert len(result['devices']) == 8 and result['processes'], result['processes']
+    assert parsers.npu_smi_parse('', 'proc-mem') == parsers.npu_smi_parse('', 'proc_mem')
+
+
+def test_text_given_as_lines_or_bytes():
+    lines = ['PFC configuration:', 'priority   0 1 2 3 4 5 6 7', 'enabled    0 0 0 1 1 0 0 0']
+    assert parsers.hccn_parse(lines, 'pfc')['priorities'] == [3, 4]
+    assert parsers.hccn_parse('\n'.join(lines).encode(), 'pfc')['bitmap'] == '0,0,0,1,1,0,0,0'
+
+
+def test_unknown_query_names_the_known_ones():
+    with pytest.raises(AnsibleFilterError, match=r"unknown query 'pfcs'.*pfc"):
+        parsers.hccn_parse('', 'pfcs')
+    with pytest.raises(AnsibleFilterError, match='expects the text output'):
+        parsers.npu_smi_parse({'not': 'text'}, 'info')
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('144-167', list(range(144, 168))),
+    ('0-2,5,7-8', [0, 1, 2, 5, 7, 8]),
+    ([0, 1, 2, 3, 48], '0-3,48'),
+    ([5, 3, 4], '3-5'),
+])
+def test_cpu_list_both_ways(value, expected):
+    assert parsers.cpu_list(value) == expected
+
+
+def test_cpu_list_rejects_garbage():
+    with pytest.raises(AnsibleFilterError, match='cpu_list'):
+        parsers.cpu_list('0-x')
