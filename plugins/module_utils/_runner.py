@@ -38,9 +38,9 @@ TIMEOUT_RCS = (124, 137)
 _PACKAGE_HINT = {
     'npu-smi': 'the Ascend driver (npu-smi) may be missing or not installed',
     'hccn_tool': 'the Ascend driver (hccn_tool) may be missing or not installed',
-    'numactl': 'install the numactl package',
-    'lscpu': 'install util-linux',
-    'cpupower': 'install the kernel tools package that provides cpupower',
+    'numactl': 'it comes with the numactl package',
+    'lscpu': 'it comes with util-linux',
+    'cpupower': 'it comes with the kernel tools package (kernel-tools or linux-tools)',
 }
 
 
@@ -104,17 +104,17 @@ def find_tool(module, name, override=None, extra_dirs=None):
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
         raise ToolError(
-            cmd=[name], msg='%s not found at %s (set by the module option): no executable file there. '
+            cmd=[name], msg='%s: %s not found at %s (set by the module option): no executable file there. '
             'Point the option at the %s binary or leave it unset to search %s and PATH.'
-            % (name, override, name, ', '.join(VENDOR_DIRS)))
+            % (host_name(), name, override, name, ', '.join(VENDOR_DIRS)))
     dirs = list(extra_dirs or []) + list(VENDOR_DIRS)
     path = module.get_bin_path(name, opt_dirs=dirs)
     if path:
         return path
     hint = _PACKAGE_HINT.get(name, 'the package that provides it may be missing')
     raise ToolError(
-        cmd=[name], msg='%s not found: looked in %s and PATH. %s%s; install it or set the path option of the module.'
-        % (name, ', '.join(dirs), hint[0].upper(), hint[1:]))
+        cmd=[name], msg='%s: %s not found: looked in %s and PATH. %s%s; install it or set the path option of the module.'
+        % (host_name(), name, ', '.join(dirs), hint[0].upper(), hint[1:]))
 
 
 class Runner:

@@ -133,6 +133,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # 
     cmd_to_text,
     find_tool,
     host_name,
+    sentence,
     tool_output,
 )
 
@@ -295,8 +296,8 @@ class Cpupower:
         rc, out, err = self.runner.run(argv)
         if rc != 0:
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s. Check that a cpufreq driver is loaded, or use method=sysfs.'
-                                % (host_name(), cmd_to_text(argv), rc, tool_output(out, err)))
+                            msg='%s: %s failed (rc=%s): %s Check that a cpufreq driver is loaded, or use method=sysfs.'
+                                % (host_name(), cmd_to_text(argv), rc, sentence(tool_output(out, err))))
         state, unparsed = parse_policy(out)
         warnings = []
         if unparsed:
@@ -317,8 +318,9 @@ class Cpupower:
         argv = self.argv(cpus, governor, everything)
         rc, out, err = self.runner.run(argv)
         if rc != 0:
-            raise GovernorError('%s: %s failed (rc=%s): %s. Run as root (become: true) and check that the governor is '
-                                'available (cpupower frequency-info -g).' % (host_name(), cmd_to_text(argv), rc, tool_output(out, err)),
+            raise GovernorError('%s: %s failed (rc=%s): %s Run as root (become: true) and check that the governor is '
+                                'available (cpupower frequency-info -g).'
+                                % (host_name(), cmd_to_text(argv), rc, sentence(tool_output(out, err))),
                                 cmd=cmd_to_text(argv), rc=rc, stdout=out, stderr=err)
 
 
@@ -364,7 +366,11 @@ def main():
         if selected is not None:
             missing = sorted(set(selected) - set(before) - set(without))
             if missing and backend.name == 'sysfs':
-                module.warn('%s: CPUs %s have no cpufreq directory in %s.' % (host, compact(missing), SYSFS_CPU))
+                module.warn('%s: CPUs %s have no cpufreq directory in %s and are left alone.'
+                            % (host, compact(missing), SYSFS_CPU))
+            elif missing:
+                module.warn('%s: CPUs %s are not reported by `%s -c %s frequency-info -p` and are left alone; check that '
+                            'they exist and are online (lscpu).' % (host, compact(missing), backend.tool, compact(selected)))
         if not before:
             raise GovernorError('%s: no CPU with a cpufreq policy found (method %s). Load a cpufreq driver '
                                 '(e.g. cppc_cpufreq) or check the cpus option.' % (host, backend.name))

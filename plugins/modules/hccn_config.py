@@ -307,7 +307,9 @@ parsed:
   type: list
   elements: dict
 cmd:
-  description: The failing command, when a read or the busy check failed.
+  description:
+    - The failing command, when a read or the busy check failed.
+    - When devices failed while applying, the command of the first failed device; RV(errors) has one per device.
   returned: failure
   type: str
 rc:
@@ -341,6 +343,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # 
     find_tool,
     host_name,
     parse_output,
+    sentence,
     tool_output,
     unparsed_warning,
 )
@@ -429,7 +432,7 @@ class Ports:
             if st.is_not_configured(query, rc, out, err):
                 return st.have_from_parsed(query, None), []
             words = tool_output(out, err)
-            msg = '%s: %s failed (rc=%s): %s. %s' % (self.subject(device), cmd_to_text(argv), rc, words, hint_for(words))
+            msg = '%s: %s failed (rc=%s): %s %s' % (self.subject(device), cmd_to_text(argv), rc, sentence(words), hint_for(words))
             if tolerate:
                 return st.have_from_parsed(query, None), [msg]
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err, msg=msg + ' Nothing was changed.')
@@ -484,8 +487,9 @@ def busy_processes(module, runner, params, devices):
     if rc != 0:
         words = tool_output(out, err)
         raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                        msg='%s: %s failed (rc=%s): %s. The busy check could not run, so nothing was changed; '
-                            'fix npu-smi or set allow_busy=true to skip the check.' % (host_name(), cmd_to_text(argv), rc, words))
+                        msg='%s: %s failed (rc=%s): %s The busy check could not run, so nothing was changed; '
+                            'fix npu-smi or set allow_busy=true to skip the check.'
+                            % (host_name(), cmd_to_text(argv), rc, sentence(words)))
     parsed, unparsed = parse_output(npu_parsers.PARSERS['info'], argv, out)
     if unparsed:
         module.warn(unparsed_warning(argv, unparsed))
@@ -551,11 +555,14 @@ def apply_device(ports, entry, changes, argvs, link_timeout, backup_file):
             return outcome
         if rc != 0:
             words = tool_output(out, err)
-            done = 'Earlier commands on this device were applied; later ones were not run' if outcome['ran'] else \
-                'Nothing was changed on this device'
+            if outcome['ran']:
+                done = 'Earlier commands on this device were applied, later ones were not run; to undo them, %s.' \
+                    % rollback_hint(backup_file)
+            else:
+                done = 'Nothing was changed on this device.'
             outcome['error'] = {
-                'msg': '%s: %s failed (rc=%s): %s. %s %s, %s.' % (
-                    subject, cmd_to_text(argv), rc, words, hint_for(words), done, rollback_hint(backup_file)),
+                'msg': '%s: %s failed (rc=%s): %s %s %s' % (
+                    subject, cmd_to_text(argv), rc, sentence(words), hint_for(words), done),
                 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err,
             }
             return outcome
@@ -681,9 +688,14 @@ def run_merged(module, params, host, warnings):
     result['changed'] = bool(result['changed_devices'])
     if errors:
         result['errors'] = errors
+        first = errors[0]
+        result.update(cmd=first.get('cmd'), rc=first.get('rc'), stdout=first.get('stdout') or '', stderr=first.get('stderr') or '')
         msg = '%d of %d NPU ports failed on %s (changed: %s; failed: %s). %s' % (
             len(errors), len(todo), host, _ids(result['changed_devices']), _ids(result['failed_devices']),
             ' | '.join(e['msg'] for e in errors))
+        undo = rollback_hint(result['backup_file'])
+        if result['changed_devices'] and undo not in msg:
+            msg += ' To undo the changes, %s.' % undo
         raise ApplyError(msg, result)
     return result
 
@@ -706,8 +718,8 @@ def run_gathered(module, params, host, warnings):
         rc, out, err = runner.run(argv)
         if rc != 0:
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s. Give the devices in config.' % (
-                                host, cmd_to_text(argv), rc, tool_output(out, err)))
+                            msg='%s: %s failed (rc=%s): %s Give the devices in config.' % (
+                                host, cmd_to_text(argv), rc, sentence(tool_output(out, err))))
         parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
         if unparsed:
             warnings.append(unparsed_warning(argv, unparsed))

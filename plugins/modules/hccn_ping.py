@@ -203,6 +203,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # 
     find_tool,
     host_name,
     parse_output,
+    sentence,
     tool_output,
     unparsed_warning,
 )
@@ -273,10 +274,15 @@ class Pinger:
         self.netmasks = {}
 
     def call(self, argv):
-        rc, out, err = self.runner.run(argv)
-        if rc == 11 and 'busy' in (out + err):
-            time.sleep(BUSY_RETRY_DELAY)
+        """Run argv (``hccn_tool -i D ...``), retrying once on busy; a ToolError names the NPU and host."""
+        try:
             rc, out, err = self.runner.run(argv)
+            if rc == 11 and 'busy' in (out + err):
+                time.sleep(BUSY_RETRY_DELAY)
+                rc, out, err = self.runner.run(argv)
+        except ToolError as exc:
+            exc.msg = 'NPU %s on %s: %s' % (argv[2], self.host, exc.msg)
+            raise
         return rc, out, err
 
     def source(self, device):
@@ -286,8 +292,9 @@ class Pinger:
         if rc != 0:
             words = tool_output(out, err)
             return None, {'device': device, 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err,
-                          'msg': 'NPU %s on %s: %s failed (rc=%s): %s. The port needs an address before it can ping; '
-                                 'configure it with npuops.ascend.hccn_config.' % (device, self.host, cmd_to_text(argv), rc, words)}, []
+                          'msg': 'NPU %s on %s: %s failed (rc=%s): %s The port needs an address before it can ping; '
+                                 'configure it with npuops.ascend.hccn_config.'
+                                 % (device, self.host, cmd_to_text(argv), rc, sentence(words))}, []
         parsed, unparsed = parse_output(hccn_parsers.PARSERS['ip'], argv, out)
         warnings = [unparsed_warning(argv, unparsed)] if unparsed else []
         self.netmasks[device] = parsed.get('netmask')
@@ -312,7 +319,7 @@ class Pinger:
         hint = ''
         if 'unknown option' in words.lower() and self.params['size'] is not None:
             hint = ' This hccn_tool does not accept a packet size for -ping: drop the size option.'
-        msg = 'NPU %s on %s: %s failed (rc=%s): %s.%s' % (device, self.host, cmd_to_text(argv), rc, words, hint)
+        msg = 'NPU %s on %s: %s failed (rc=%s): %s%s' % (device, self.host, cmd_to_text(argv), rc, sentence(words), hint)
         pair['error'] = msg
         return pair, {'device': device, 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err, 'msg': msg}, warnings
 
@@ -347,8 +354,8 @@ def discover_devices(module, runner, params):
     rc, out, err = runner.run(argv)
     if rc != 0:
         raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                        msg='%s: %s failed (rc=%s): %s. Set the devices option.' % (
-                            host_name(), cmd_to_text(argv), rc, tool_output(out, err)))
+                        msg='%s: %s failed (rc=%s): %s Set the devices option.' % (
+                            host_name(), cmd_to_text(argv), rc, sentence(tool_output(out, err))))
     parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
     if unparsed:
         module.warn(unparsed_warning(argv, unparsed))

@@ -248,13 +248,30 @@ def test_find_tool_extra_dirs_come_before_vendor_dirs():
     assert module.bin_lookups[0][1][:2] == ['/opt/x', '/usr/local/Ascend/driver/tools']
 
 
-def test_find_tool_missing_says_where_it_looked():
+def test_find_tool_missing_says_where_it_looked(monkeypatch):
+    monkeypatch.setattr(platform, 'node', lambda: 'node-07')
     with pytest.raises(ToolError) as caught:
         find_tool(FakeModule(), 'hccn_tool')
     msg = caught.value.msg
-    assert msg.startswith('hccn_tool not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, /usr/local/bin and PATH')
+    assert msg.startswith('node-07: hccn_tool not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, '
+                          '/usr/local/bin and PATH')
     assert 'Ascend driver' in msg
     assert caught.value.result()['cmd'] == 'hccn_tool'
+
+
+def test_find_tool_missing_host_tool_reads_as_one_instruction(monkeypatch):
+    monkeypatch.setattr(platform, 'node', lambda: 'node-07')
+    with pytest.raises(ToolError) as caught:
+        find_tool(FakeModule(), 'numactl')
+    assert caught.value.msg.endswith('and PATH. It comes with the numactl package; install it or set the path option '
+                                     'of the module.')
+
+
+def test_find_tool_bad_override_names_the_host(monkeypatch, tmp_path):
+    monkeypatch.setattr(platform, 'node', lambda: 'node-07')
+    with pytest.raises(ToolError) as caught:
+        find_tool(FakeModule(), 'npu-smi', override=str(tmp_path / 'nope'))
+    assert caught.value.msg.startswith('node-07: npu-smi not found at %s (set by the module option)' % (tmp_path / 'nope'))
 
 
 def test_find_tool_with_real_get_bin_path(monkeypatch, tmp_path):

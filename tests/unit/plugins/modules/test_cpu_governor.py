@@ -140,3 +140,14 @@ def test_auto_falls_back_to_sysfs(run_module, sysfs):
     res = run_module(cpu_governor, {'governor': 'ondemand'}, {}, bin_paths={'cpupower': None})
     assert not res.failed and res.result['method'] == 'sysfs'
     assert res.result['changed_cpus'] == '1'
+
+
+def test_cpupower_requested_cpus_it_does_not_report_are_warned(run_module):
+    info = (CPUPOWER, '-c', '0-3', 'frequency-info', '-p')
+    cmds = {info: (0, policy(cpu0='performance', cpu1='performance'), '')}
+    res = run_module(cpu_governor, {'governor': 'performance', 'cpus': ['0-3']}, cmds)
+    assert not res.failed, res
+    assert res.calls == [list(info)]
+    assert res.result['changed'] is False and res.result['before'] == {'0': 'performance', '1': 'performance'}
+    assert res.warnings == ['%s: CPUs 2-3 are not reported by `%s -c 0-3 frequency-info -p` and are left alone; check that '
+                            'they exist and are online (lscpu).' % (HOST, CPUPOWER)]

@@ -379,3 +379,58 @@ def test_gathered_tolerates_link_down(run_module):
                                        'tls': False}]
     assert len(res.warnings) == 2 and all('Link status is down' in w for w in res.warnings)
     assert sets(res.calls) == []
+
+
+# hccn_tool's answer to `-ip -s` with an address another port holds (0x2007, exit 7, stderr)
+IP_CONFLICT = (7, '', 'The ip address configured is conflicted!\n')
+
+
+def test_busy_on_read_message_reads_as_sentences(run_module):
+    cmds = {get(0, 'tls'): BUSY}
+    res = run_module(hccn_config, {'config': [{'device': 0, 'tls': True}]}, cmds)
+    assert res.failed
+    assert res.calls == [list(get(0, 'tls'))] * 2
+    assert res.result['msg'] == (
+        'NPU 0 on %s: %s -i 0 -tls -g failed (rc=11): hccn_tool is busy, please try again. Another hccn_tool call '
+        'holds the device: run the task again when it is idle. Nothing was changed.' % (HOST, HCCN))
+    assert res.result['rc'] == 11 and res.result['stdout'] == BUSY[1]
+
+
+def test_ip_conflict_on_set_is_reported_without_a_rollback(run_module):
+    ip_set = (HCCN, '-i', '1', '-ip', '-s', 'address', '10.10.0.11', 'netmask', '255.255.255.0')
+    cmds = {
+        get(1, 'ip'): (0, IP_0, ''),
+        get(1, 'gateway'): NO_GATEWAY,
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        ip_set: IP_CONFLICT,
+    }
+    res = run_module(hccn_config, {'config': [{'device': 1, 'address': '10.10.0.11', 'netmask': '24'}]}, cmds)
+    assert res.failed
+    assert res.calls == [list(get(1, 'ip')), list(get(1, 'gateway')), [NPU_SMI, 'info'], list(ip_set)]
+    out = res.result
+    assert out['changed'] is False and out['changed_devices'] == [] and out['failed_devices'] == [1]
+    assert out['errors'][0]['msg'] == (
+        'NPU 1 on %s: %s -i 1 -ip -s address 10.10.0.11 netmask 255.255.255.0 failed (rc=7): The ip address configured '
+        'is conflicted! Another port already uses this address: choose a unique address. Nothing was changed on this '
+        'device.' % (HOST, HCCN))
+    assert 'restore' not in out['msg'] and 'rollback' not in out['msg']
+    # the failing command is in the top-level keys too, not only in errors
+    assert out['cmd'] == '%s -i 1 -ip -s address 10.10.0.11 netmask 255.255.255.0' % HCCN
+    assert out['rc'] == 7 and out['stderr'] == IP_CONFLICT[2] and out['stdout'] == ''
+
+
+def test_failure_after_a_set_points_at_the_rollback(run_module):
+    cmds = {
+        get(2, 'mtu'): (0, MTU_1500, ''),
+        get(2, 'tls'): (0, TLS_OFF, ''),
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        (HCCN, '-i', '2', '-mtu', '-s', 'size', '9000'): (0, SET_OK, ''),
+        (HCCN, '-i', '2', '-tls', '-s', 'enable', '1'): LINK_IS_DOWN,
+    }
+    res = run_module(hccn_config, {'config': [{'device': 2, 'mtu': 9000, 'tls': True}]}, cmds)
+    assert res.failed
+    assert res.result['changed_devices'] == [2] and res.result['failed_devices'] == [2]
+    assert res.result['errors'][0]['msg'].endswith(
+        'failed (rc=22): Execute failed: Link status is down. The port link is down: check the cable, the optical module '
+        'and the switch port. Earlier commands on this device were applied, later ones were not run; to undo them, '
+        'restore the previous values by hand (no backup was written; use backup=true next time).')

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, NPU_SMI, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, capture
 
 LIST = capture('npu-smi_info_-l.txt', 6, 31)                    # 8 NPUs
 LINK_UP = capture('hccn_tool_-link_-g.txt', 6)
@@ -192,7 +192,7 @@ def test_timeout(run_module):
 def test_missing_hccn_tool(run_module):
     res = run_module(hccn_info, {'devices': [0]}, {}, bin_paths={'hccn_tool': None})
     assert res.failed
-    assert res.result['msg'].startswith('hccn_tool not found: looked in /usr/local/Ascend/driver/tools')
+    assert res.result['msg'].startswith(HOST + ': hccn_tool not found: looked in /usr/local/Ascend/driver/tools')
     assert 'Ascend driver (hccn_tool) may be missing' in res.result['msg']
     assert res.calls == []
 

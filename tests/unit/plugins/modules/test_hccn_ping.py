@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import hccn_ping
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, capture
 
 IP_3 = capture('hccn_tool_-ip_-g.txt', 91, 92)           # ipaddr:29.1.112.213 / netmask:255.255.0.0
 IP_0 = capture('hccn_tool_-ip_-g.txt', 7, 8)             # ipaddr:10.10.0.10
@@ -145,3 +145,23 @@ def test_busy_retry(run_module, monkeypatch):
     assert not res.failed
     assert res.result['pairs'][0]['reachable'] is True
     assert len(res.calls) == 3
+
+
+def test_no_source_address_message_reads_as_sentences(run_module):
+    res = run_module(hccn_ping, {'devices': [2], 'targets': ['10.10.0.10']}, {(HCCN, '-i', '2', '-ip', '-g'): NO_IP})
+    assert res.result['errors'][0]['msg'] == (
+        'NPU 2 on %s: %s -i 2 -ip -g failed (rc=13): Get ipconf failed, because no ip was preset there! The port needs '
+        'an address before it can ping; configure it with npuops.ascend.hccn_config.' % (HOST, HCCN))
+
+
+def test_timeout_names_the_npu_and_host(run_module):
+    cmds = {
+        (TIMEOUT, '-k', '5', '2', HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        (TIMEOUT, '-k', '5', '2', HCCN, '-i', '3', '-ping', '-g', 'address', '29.1.137.205'): (124, '', ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205'], 'timeout': 2}, cmds,
+                     bin_paths={'timeout': TIMEOUT})
+    assert res.failed
+    assert res.result['msg'].startswith('NPU 3 on %s: %s -i 3 -ping -g address 29.1.137.205 timed out after 2 s.'
+                                        % (HOST, HCCN))
+    assert res.result['rc'] == 124

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import npu_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import NPU_SMI, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST, NPU_SMI, TIMEOUT, capture
 
 # Real captures (see tests/fixtures/captures/INDEX.md for their sources).
 INFO_BUSY = capture('npu-smi_info.txt', 63, 111)        # 25.2.0, 8 x 910B2, one process per NPU
@@ -202,7 +202,7 @@ def test_timeout(run_module):
 def test_missing_npu_smi(run_module):
     res = run_module(npu_info, {}, {}, bin_paths={'npu-smi': None})
     assert res.failed
-    assert res.result['msg'].startswith('npu-smi not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, '
+    assert res.result['msg'].startswith(HOST + ': npu-smi not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, '
                                         '/usr/local/bin and PATH. The Ascend driver (npu-smi) may be missing')
     assert res.calls == []
 

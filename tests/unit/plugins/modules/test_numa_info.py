@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ansible_collections.npuops.ascend.plugins.modules import numa_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import LSCPU, NPU_SMI, NUMACTL, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST, LSCPU, NPU_SMI, NUMACTL, TIMEOUT, capture
 
 NUMACTL_H = capture('extra_numactl_-H_atlas800t_a2.txt', 11, 45)        # Atlas 800T A2, 8 nodes x 24 CPUs
 NUMACTL_WITH_NOTE = capture('extra_numactl_-H_atlas800t_a2.txt', 11, 46)  # + the annotation line after it
@@ -73,8 +73,8 @@ def test_failing_npu_smi(run_module):
 def test_missing_numactl(run_module):
     res = run_module(numa_info, {}, {}, bin_paths={'numactl': None})
     assert res.failed
-    assert res.result['msg'].startswith('numactl not found: looked in /usr/local/Ascend/driver/tools')
-    assert 'Install the numactl package' in res.result['msg']
+    assert res.result['msg'].startswith(HOST + ': numactl not found: looked in /usr/local/Ascend/driver/tools')
+    assert 'It comes with the numactl package; install it' in res.result['msg']
     assert res.calls == []
 
 
