@@ -261,6 +261,18 @@ def test_cpupower_set_governor(sim):
     assert sim.sub("cpupower", "frequency-set", "-g", "turbo")[0] == 237
 
 
+def test_cpupower_cpu_list(sim):
+    rc, out, _err = sim.sub("cpupower", "-c", "0-2,5", "frequency-info", "-p")
+    assert rc == 0
+    assert [line for line in out.splitlines() if line.startswith("analyzing")] == [
+        "analyzing CPU 0:", "analyzing CPU 1:", "analyzing CPU 2:", "analyzing CPU 5:"]
+    assert len([line for line in sim.sub("cpupower", "-c", "all", "frequency-info", "-p")[1].splitlines()
+                if line.startswith("analyzing")]) == 192
+    rc, out, _err = sim.sub("cpupower", "-c", "190,191", "frequency-set", "-g", "performance")
+    assert (rc, out) == (0, "Setting cpu: 190\nSetting cpu: 191\n")
+    assert sim.sub("cpupower", "-c", "999", "frequency-info", "-p")[0] == 1
+
+
 def test_state_show_get_set(sim):
     assert json.loads(sim.sub("npu-sim", "state", "show")[1])["hostname"] == "node01"
     assert sim.sub("npu-sim", "state", "set", "npus.3.net.mtu", "4200")[0] == 0
@@ -281,3 +293,31 @@ def test_missing_state_is_reported(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "npu_sim", "hccn_tool", "-i", "0", "-link", "-g"], env=env,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and "no simulator state" in proc.stderr
+
+
+GETS = ("link", "ip", "gateway", "net_health", "netdetect", "tls", "pfc", "pfc_stat", "dscp_to_tc", "mtu",
+        "optical", "stat", "lldp", "link_stat", "fec", "speed", "bandwidth")
+
+
+def test_gets_leave_the_state_file_byte_identical(sim):
+    # An Ansible check-mode run only reads: the state file must not change, whatever the faults.
+    sim.run("hccn_tool", "-i", "0", "-pfc", "-s", "bitmap", "0,0,0,0,1,0,0,0")  # port 0 is flapping now
+    for args in (("busy", "--device", "3", "--value", "2"), ("busy", "--tool", "npu-smi", "--value", "1"),
+                 ("link-flap", "--device", "2"), ("health", "--device", "1"), ("process", "--device", "4")):
+        assert sim.sub("npu-sim", "fault", "set", *args)[0] == 0
+    with open(sim.path, "rb") as handle:
+        before = handle.read()
+    for dev in (0, 2, 3):
+        for command in GETS:
+            sim.sub("hccn_tool", "-i", str(dev), "-%s" % command, "-g")
+    sim.run("hccn_tool", "-i", "0", "-ping", "-g", "address", "10.20.0.12")
+    for args in (("info",), ("info", "-l"), ("info", "-m"), ("info", "-t", "health", "-i", "1"),
+                 ("info", "-t", "topo")):
+        sim.sub("npu-smi", *args)
+    for tool, args in (("lscpu", ()), ("numactl", ("-H",)), ("cpupower", ("frequency-info",))):
+        sim.run(tool, *args)
+    with open(sim.path, "rb") as handle:
+        assert handle.read() == before
+    # The counted faults were used up all the same.
+    assert sim.run("hccn_tool", "-i", "3", "-link", "-g")[0] == 0
+    assert sim.run("npu-smi", "info", "-l")[0] == 0

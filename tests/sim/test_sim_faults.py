@@ -3,9 +3,12 @@
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
+
+from simhelpers import TOOLS
 
 
 def _fault(sim, *args):
@@ -177,3 +180,48 @@ def test_installed_wrappers(sim, tmp_path):
                           capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stdout) == (0, '"node01"\n')
     assert sim.reload()["install_prefix"] == prefix
+
+
+def test_counted_busy_never_over_answers_under_concurrency(sim):
+    # 'busy --value 3': exactly three of eight concurrent calls answer busy, whatever the timing.
+    _fault(sim, "set", "busy", "--value", "3")
+    env = dict(os.environ, PYTHONPATH=TOOLS, NPU_SIM_STATE=sim.path)
+    procs = [subprocess.Popen([sys.executable, "-m", "npu_sim", "hccn_tool", "-i", str(dev), "-link", "-g"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for dev in range(8)]
+    codes = []
+    for proc in procs:
+        proc.communicate(timeout=60)
+        codes.append(proc.returncode)
+    assert sorted(codes) == [0] * 5 + [11] * 3
+    assert sim.run("hccn_tool", "-i", "0", "-link", "-g")[0] == 0
+
+
+def test_npu_smi_busy_counted(sim):
+    _fault(sim, "set", "busy", "--tool", "npu-smi", "--value", "1")
+    assert sim.sub("npu-smi", "info", "-l")[0] == 172
+    assert sim.sub("npu-smi", "info", "-l")[0] == 0
+
+
+def test_npu_smi_hang_of_one_card(sim):
+    _fault(sim, "set", "hang", "--device", "0", "--value", "30", "--tool", "npu-smi")
+    assert sim.sub("npu-smi", "info", "-t", "board", "-i", "1", timeout=10)[0] == 0
+    with pytest.raises(subprocess.TimeoutExpired):
+        sim.sub("npu-smi", "info", "-t", "board", "-i", "0", timeout=1.5)
+    with pytest.raises(subprocess.TimeoutExpired):
+        sim.sub("npu-smi", "info", timeout=1.5)
+
+
+def test_link_flap_shows_in_link_stat(sim):
+    clock = 1767225600.0  # a multiple of the period: the port is UP at the fault's start
+    sim.data["settings"]["clock"] = clock
+    sim.save()
+    _fault(sim, "set", "link-flap", "--device", "2", "--value", "4")
+    sim.sub("npu-sim", "state", "set", "settings.clock", str(clock + 9.0))
+    rc, out, err = sim.run("hccn_tool", "-i", "2", "-link_stat", "-g")
+    assert (rc, err) == (0, "")
+    words = [line.split("LINK ")[1] for line in out.splitlines() if "    LINK " in line]
+    # newest first: UP at +8, DOWN at +6, UP at +4, DOWN at +2, then the UP of the node's creation
+    assert words == ["UP", "DOWN", "UP", "DOWN", "UP"]
+    assert "[devid 2]link up count       : 3\n" in out
+    assert sim.run("hccn_tool", "-i", "2", "-link", "-g")[1] == "link status: UP\n"
+    assert "    LINK DOWN" not in sim.run("hccn_tool", "-i", "3", "-link_stat", "-g")[1]

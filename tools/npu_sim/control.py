@@ -5,7 +5,6 @@ import json
 import os
 import shlex
 import sys
-import time
 
 from . import model
 from . import perf
@@ -128,7 +127,7 @@ def cmd_fault(args, path, res):
             data["faults"] = [f for f in data["faults"]
                               if not (f["kind"] == args.kind and f.get("device") == args.device)]
             data["faults"].append({"kind": args.kind, "device": args.device, "value": args.value,
-                                   "tool": args.tool, "since": time.time()})
+                                   "tool": args.tool, "since": st_mod.now(data)})
             snapshot = st_mod.deep_copy(data)
         if args.kind == "missing-tool" and snapshot.get("install_prefix"):
             target = os.path.join(snapshot["install_prefix"], WRAPPER_PATHS[args.value])
@@ -225,7 +224,9 @@ def cmd_train(args, path, res):
     st, states = _pod(path)
     if args.nodes:
         states = states[:args.nodes]
-    for line in perf.train_lines(states, st, steps=args.steps, seed=args.seed, log_interval=args.log_interval):
+    # The clock of the state (settings.clock pins it) dates the lines: same state + seed, same output.
+    for line in perf.train_lines(states, st, steps=args.steps, seed=args.seed, log_interval=args.log_interval,
+                                 start=st_mod.now(st)):
         res.o(line)
 
 

@@ -563,21 +563,7 @@ def _maybe_busy_or_hang(path, st, dev):
             time.sleep(float(fault.get("value") or 3600))
             break
     busy = [f for f in st_mod.faults_for(st, "busy", dev) if f.get("tool") in (None, "", "hccn_tool")]
-    if not busy:
-        return False
-    fault = busy[0]
-    if fault.get("value") in (None, ""):
-        return True
-    with st_mod.transaction(path) as data:
-        for item in data["faults"]:
-            if item.get("kind") == "busy" and item.get("device") == fault.get("device") and item.get("value") == fault.get("value"):
-                left = int(item["value"]) - 1
-                if left <= 0:
-                    data["faults"].remove(item)
-                else:
-                    item["value"] = str(left)
-                break
-    return True
+    return st_mod.fault_fires(path, busy)
 
 
 def run(argv, path):

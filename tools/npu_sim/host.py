@@ -164,24 +164,35 @@ def cpupower(argv, path):
     no capture from an Atlas host exists (source-derived)."""
     res = Result()
     words = list(argv)
+    cpu_arg = None
     while words[:1] == ["-c"] or (words and words[0].startswith("--cpu")):
-        words = words[1:] if "=" in words[0] else words[2:]
+        if "=" in words[0]:
+            cpu_arg, words = words[0].split("=", 1)[1], words[1:]
+        else:
+            cpu_arg, words = (words[1] if len(words) > 1 else ""), words[2:]
     if not words or words[0] not in ("frequency-info", "frequency-set"):
         res.e("Usage:\tcpupower [-d|--debug] [-c|--cpu cpulist ] <command> [<args>]")
         return res.fail(1)
     st = st_mod.load(path)
     cpu = st["cpu"]
     total = _cpus(st)
+    # cpupower's defaults: info commands look at CPU 0, frequency-set works on every CPU.
+    # The simulator keeps one governor for the whole node (all CPUs share one policy here).
+    chosen = _cpu_selection(cpu_arg, total, [0] if words[0] == "frequency-info" else list(range(total)))
+    if chosen is None:
+        res.e("invalid or unknown argument")
+        return res.fail(1)
     if words[0] == "frequency-info":
         policy = ["  current policy: frequency should be within %s and %s." % (_ghz(cpu["min_mhz"]), _ghz(cpu["max_mhz"])),
                   '                  The governor "%s" may decide which speed to use' % st["governor"],
                   "                  within this range."]
         if "-p" in words or "--policy" in words:
-            res.o("analyzing CPU 0:")
-            for line in policy:
-                res.o(line)
+            for cpu_id in chosen:
+                res.o("analyzing CPU %d:" % cpu_id)
+                for line in policy:
+                    res.o(line)
             return res
-        res.o("analyzing CPU 0:")
+        res.o("analyzing CPU %d:" % chosen[0])
         res.o("  driver: cppc_cpufreq")
         res.o("  CPUs which run at the same hardware frequency: 0")
         res.o("  CPUs which need to have their frequency coordinated by software: 0")
@@ -213,6 +224,24 @@ def cpupower(argv, path):
         return res.fail(237)
     with st_mod.transaction(path) as data:
         data["governor"] = governor
-    for cpu_id in range(total):
+    for cpu_id in chosen:
         res.o("Setting cpu: %d" % cpu_id)
     return res
+
+
+def _cpu_selection(arg, total, default):
+    """CPU ids of a cpupower -c argument ('all', '0-3,8'); None when it names no valid CPU."""
+    if arg is None:
+        return default
+    if arg == "all":
+        return list(range(total))
+    chosen = []
+    for part in arg.split(","):
+        lo, _sep, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return None
+        first, last = int(lo), int(hi or lo)
+        if first > last or last >= total:
+            return None
+        chosen.extend(range(first, last + 1))
+    return sorted(set(chosen))

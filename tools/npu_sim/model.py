@@ -31,11 +31,33 @@ def link_up(st, device, when=None):
     return True
 
 
+def _flap_events(st, device, when, limit=32):
+    """Transitions of a ``link-flap`` fault since it was set: DOWN at k*P + P/2, UP at (k+1)*P."""
+    events = []
+    for fault in st_mod.faults_for(st, "link-flap", device):
+        period = float(fault.get("value") or 4.0)
+        since = float(fault.get("since") or when)
+        if period <= 0:
+            continue
+        cycle = int(when // period)
+        while len(events) < limit:
+            down, up = cycle * period + period / 2.0, cycle * period
+            if down <= when and down > since:
+                events.append([down, "DOWN"])
+            if up <= since:
+                break
+            if up <= when:
+                events.append([up, "UP"])
+            cycle -= 1
+    return events
+
+
 def link_events(st, device, when=None):
-    """Link change records up to ``when``, newest first."""
+    """Link change records up to ``when``, newest first (a flapping port's transitions included)."""
     when = st_mod.now(st) if when is None else when
     events = [ev for ev in st["npus"][device]["net"]["link"].get("events", []) if float(ev[0]) <= when]
-    return sorted(events, key=lambda ev: float(ev[0]), reverse=True)
+    events += _flap_events(st, device, when)
+    return sorted(events, key=lambda ev: float(ev[0]), reverse=True)[:64]
 
 
 def _worse(a, b):

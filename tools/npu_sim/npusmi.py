@@ -243,6 +243,7 @@ def _parse(argv):
 
 
 def _maybe_hang(st, dev=None):
+    """A hang fault of one device stalls the views of that card (``-i N``) and every whole-node view."""
     for fault in st_mod.faults_for(st, "hang", dev):
         if fault.get("tool") in (None, "", "npu-smi"):
             time.sleep(float(fault.get("value") or 3600))
@@ -256,8 +257,9 @@ def run(argv, path):
             raise SmiError(ERR_NOT_FOUND, ["Command or option is not found.", USAGE])
         opts = _parse(argv[1:])
         st = model.effective(st_mod.load(path))
-        _maybe_hang(st)
-        if any(f.get("tool") == "npu-smi" for f in st_mod.faults_for(st, "busy")):
+        card = opts["i"]
+        _maybe_hang(st, int(card) if card is not None and card.isdigit() else None)
+        if st_mod.fault_fires(path, [f for f in st_mod.faults_for(st, "busy") if f.get("tool") == "npu-smi"]):
             # Real text when another container holds the devices (npu-smi_errors.txt).
             raise SmiError(ERR_DEVICE_USED, ["dcmi model initialized failed, because the device is used. ret is %d" % ERR_DEVICE_USED])
         if opts["t"] is None and not opts["flags"]:

@@ -84,6 +84,12 @@ def calls_path(path):
     return os.path.join(os.path.dirname(os.path.abspath(path)), "calls.jsonl")
 
 
+def counters_path(path):
+    """Use counts of counted faults (``busy --value K``), kept beside the state file so that a
+    GET never rewrites ``state.json`` (check-mode runs rely on it staying byte-identical)."""
+    return os.path.join(os.path.dirname(os.path.abspath(path)), "fault_counters.json")
+
+
 @contextlib.contextmanager
 def _locked(path, exclusive):
     directory = os.path.dirname(os.path.abspath(path))
@@ -133,6 +139,49 @@ def transaction(path):
         data = _read(path)
         yield data
         _write(path, data)
+
+
+def fault_key(fault):
+    return "%s|%s|%s|%r" % (fault.get("kind"), fault.get("device"), fault.get("tool"), fault.get("since"))
+
+
+def consume_fault(path, fault):
+    """Use up one of the ``value`` calls of a counted fault. True while calls are left.
+
+    Read-modify-write of the counters file under the exclusive state lock, so concurrent
+    callers never answer more than ``value`` times; the state file itself is not written."""
+    key = fault_key(fault)
+    limit = int(fault.get("value") or 0)
+    counters_file = counters_path(path)
+    with _locked(path, True):
+        live = set(fault_key(item) for item in _read(path).get("faults", []))
+        if key not in live:
+            return False
+        try:
+            with open(counters_file, encoding="utf-8") as handle:
+                counters = json.load(handle)
+        except (OSError, ValueError):
+            counters = {}
+        counters = dict((name, int(used)) for name, used in counters.items() if name in live)
+        used = counters.get(key, 0)
+        if used >= limit:
+            return False
+        counters[key] = used + 1
+        tmp = "%s.tmp.%d" % (counters_file, os.getpid())
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(counters, handle, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, counters_file)
+        return True
+
+
+def fault_fires(path, faults):
+    """True when one of ``faults`` (busy-like) answers this call: one without a value always
+    does; one with ``value`` K only for the next K calls (counted outside the state file)."""
+    for fault in faults:
+        if fault.get("value") in (None, ""):
+            return True
+    return any(consume_fault(path, fault) for fault in faults)
 
 
 def now(st):
