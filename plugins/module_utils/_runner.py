@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import platform
 import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 # Where the Ascend driver installs its tools, searched in this order before PATH.
@@ -157,6 +158,17 @@ class Runner:
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
                             msg='%s timed out after %s s. The driver may be hung or busy; check dmesg and '
                                 '`npu-smi info`, or raise the timeout option.' % (cmd_to_text(argv), self.timeout))
+        return rc, out, err
+
+    def run_retry_once(self, argv, should_retry, delay):
+        """Run argv; when ``should_retry(rc, stdout, stderr)`` holds, wait ``delay`` seconds and run it once more.
+
+        For a tool's own "busy, try again" answer (hccn_tool exit 11).
+        """
+        rc, out, err = self.run(argv)
+        if should_retry(rc, out, err):
+            time.sleep(delay)
+            rc, out, err = self.run(argv)
         return rc, out, err
 
     def run_many(self, argvs, workers=DEFAULT_WORKERS, return_exceptions=False):

@@ -414,11 +414,7 @@ class Ports:
 
     def call(self, argv):
         """Run argv; retry once after a short delay when hccn_tool answers that it is busy."""
-        rc, out, err = self.runner.run(argv)
-        if st.is_busy(rc, out, err):
-            time.sleep(BUSY_RETRY_DELAY)
-            rc, out, err = self.runner.run(argv)
-        return rc, out, err
+        return self.runner.run_retry_once(argv, st.is_busy, BUSY_RETRY_DELAY)
 
     def read(self, device, query, tolerate=False):
         """Return (values in module vocabulary, warnings). Raises ToolError unless tolerate."""

@@ -189,7 +189,6 @@ errors:
 """
 
 import ipaddress  # noqa: E402
-import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -207,6 +206,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # 
     tool_output,
     unparsed_warning,
 )
+from ansible_collections.npuops.ascend.plugins.module_utils._state import is_busy  # noqa: E402
 
 BUSY_RETRY_DELAY = 1.0
 
@@ -276,10 +276,7 @@ class Pinger:
     def call(self, argv):
         """Run argv (``hccn_tool -i D ...``), retrying once on busy; a ToolError names the NPU and host."""
         try:
-            rc, out, err = self.runner.run(argv)
-            if rc == 11 and 'busy' in (out + err):
-                time.sleep(BUSY_RETRY_DELAY)
-                rc, out, err = self.runner.run(argv)
+            rc, out, err = self.runner.run_retry_once(argv, is_busy, BUSY_RETRY_DELAY)
         except ToolError as exc:
             exc.msg = 'NPU %s on %s: %s' % (argv[2], self.host, exc.msg)
             raise

@@ -81,6 +81,27 @@ def test_run_returns_nonzero_rc_without_raising():
         13, '', 'Get ipconf failed, because no ip was preset there!\n')
 
 
+def test_run_retry_once_retries_only_when_asked():
+    busy = (11, 'hccn_tool is busy, please try again.\n', '')
+    answers = iter([busy, (0, 'mtu:9000\n', '')])
+    module = FakeModule(replies={'-g': lambda: next(answers)})
+    runner = Runner(module, timeout=0)
+
+    def is_busy(rc, out, err):
+        return rc == 11 and 'busy' in out + err
+
+    assert runner.run_retry_once(['hccn_tool', '-i', '0', '-mtu', '-g'], is_busy, 0) == (0, 'mtu:9000\n', '')
+    assert len(module.calls) == 2
+    # a second busy answer is returned, not retried again
+    module = FakeModule(replies={'-g': busy})
+    assert Runner(module, timeout=0).run_retry_once(['hccn_tool', '-i', '0', '-mtu', '-g'], is_busy, 0) == busy
+    assert len(module.calls) == 2
+    # any other answer is not retried
+    module = FakeModule(replies={'-g': (4, '', 'Get invalid device id.\n')})
+    assert Runner(module, timeout=0).run_retry_once(['hccn_tool', '-i', '9', '-mtu', '-g'], is_busy, 0)[0] == 4
+    assert len(module.calls) == 1
+
+
 def test_run_prefixes_timeout_when_available():
     module = FakeModule(bins={'timeout': '/usr/bin/timeout'})
     Runner(module, timeout=7).run(['npu-smi', 'info'])
