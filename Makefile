@@ -5,7 +5,14 @@ SHELL := /bin/bash
 
 REPO := $(CURDIR)
 VENV := $(REPO)/.venv
-COLLECTIONS_ROOT ?= /tmp/npuops-collections-$(shell id -u)
+# This checkout's own ansible_collections root, outside the repository (see tools/dev/collections_root.sh);
+# set NPUOPS_COLLECTIONS_ROOT or COLLECTIONS_ROOT to use another one.
+ifeq ($(origin COLLECTIONS_ROOT),undefined)
+COLLECTIONS_ROOT := $(shell "$(REPO)/tools/dev/collections_root.sh" "$(REPO)")
+endif
+ifeq ($(COLLECTIONS_ROOT),)
+$(error tools/dev/collections_root.sh printed no collections root)
+endif
 NODES ?= 4
 
 export PATH := $(VENV)/bin:$(PATH)
@@ -19,7 +26,7 @@ export LC_ALL := C.UTF-8
 .PHONY: help setup test lint ruff ansible-lint sanity core219 unit compat molecule demo demo-down bench build clean
 
 help:
-	@echo "make demo    - set up, bring up a 4-node simulated PoD, run the playbooks, print the report"
+	@echo "make demo    - set up, bring up a 4-node simulated PoD, run the module demo (tools/dev/demo.yml)"
 	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
 	@echo "make setup   - system packages + .venv (idempotent)"
 	@echo "make lint | sanity | core219 | unit | compat | molecule | bench | build"

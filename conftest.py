@@ -1,15 +1,26 @@
 """Make the collection importable as ``ansible_collections.npuops.ascend`` for plain pytest.
 
 The git root is the collection root, so there is no ``ansible_collections`` parent on disk.
-A symlink tree in a temporary directory provides one; ``tools/`` goes on sys.path for the
-simulator tests.
+A symlink tree outside the checkout provides one: ``$NPUOPS_COLLECTIONS_ROOT`` when set, else
+this checkout's own root (``default_collections_root``, the path ``tools/dev/collections_root.sh``
+prints and ``make setup`` links). ``tools/`` goes on sys.path for the simulator tests.
 """
 
+import hashlib
 import os
 import sys
-import tempfile
 
 _REPO = os.path.dirname(os.path.abspath(__file__))
+
+
+def default_collections_root(repo):
+    """/tmp/npuops-collections-<uid>-<first 12 hex digits of sha256 of the checkout's physical path>.
+
+    One root per checkout, so two clones on one machine never test each other's code; the same
+    computation as tools/dev/collections_root.sh.
+    """
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:12]
+    return "/tmp/npuops-collections-%d-%s" % (os.getuid(), digest)
 
 
 def _collection_root():
@@ -19,14 +30,15 @@ def _collection_root():
     parts = _REPO.split(os.sep)
     if len(parts) >= 3 and parts[-3] == "ansible_collections":
         return os.sep.join(parts[:-3])
-    root = os.path.join(tempfile.gettempdir(), "npuops-collections-%d" % os.getuid())
+    root = default_collections_root(_REPO)
+    target = os.path.realpath(_REPO)
     link = os.path.join(root, "ansible_collections", "npuops", "ascend")
     os.makedirs(os.path.dirname(link), exist_ok=True)
-    if os.path.islink(link) and os.readlink(link) != _REPO:
+    if os.path.islink(link) and os.readlink(link) != target:
         os.unlink(link)
     if not os.path.lexists(link):
         try:
-            os.symlink(_REPO, link)
+            os.symlink(target, link)
         except FileExistsError:
             pass
     os.environ["NPUOPS_COLLECTIONS_ROOT"] = root

@@ -67,7 +67,8 @@ class Bench:
         self.ansible = self._tool(venv_bin, "ansible")
         self.ansible_playbook = self._tool(venv_bin, "ansible-playbook")
         self.env = dict(os.environ)
-        collections = self.env.get("ANSIBLE_COLLECTIONS_PATH") or "/tmp/npuops-collections-%d" % os.getuid()
+        collections = self.env.get("ANSIBLE_COLLECTIONS_PATH") or subprocess.check_output(
+            [os.path.join(REPO, "tools", "dev", "collections_root.sh")], text=True).strip()
         if not os.path.isdir(os.path.join(collections, "ansible_collections", "npuops", "ascend")):
             raise BenchError("npuops.ascend is not installed under %s; run tools/dev/setup.sh (or make setup)" % collections)
         self.env.update({

@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-export ANSIBLE_COLLECTIONS_PATH="${ANSIBLE_COLLECTIONS_PATH:-/tmp/npuops-collections-$(id -u)}"
+# this checkout's collections root (make setup links it); an explicit ANSIBLE_COLLECTIONS_PATH wins
+ANSIBLE_COLLECTIONS_PATH="${ANSIBLE_COLLECTIONS_PATH:-$(tools/dev/collections_root.sh)}"
+export ANSIBLE_COLLECTIONS_PATH
 export PATH="$repo/.venv/bin:$PATH"
 export ANSIBLE_NOCOLOR=1
 

@@ -1,18 +1,19 @@
 """tools/pod/podctl: a 3-node simulated PoD over real SSH, brought up once for this file.
 
-Needs root, util-linux ``unshare`` and ``/usr/sbin/sshd`` (``make setup`` installs openssh-server).
+Needs root, util-linux ``unshare`` and ``/usr/sbin/sshd`` (``make setup`` installs openssh-server);
+without them the PoD tests are skipped and only the tests of the ``podlib`` package's pure parts run.
 The PoD uses its own base and inventory under pytest's tmp dir, but the node addresses are
 fixed (127.0.3.1-3, port 22, ``--address-prefix 127.0.3``), apart from the demo PoD (127.0.1.N)
 and the molecule scenarios (127.0.2.N).
 """
 
-import importlib.util
 import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -24,6 +25,14 @@ NAMES = ["node01", "node02", "node03"]
 PREFIX = "127.0.3"
 LATENCY_MS = 3
 
+# The podlib package (tools/pod/podlib), for the tests of its parts.
+if os.path.join(REPO, "tools", "pod") not in sys.path:
+    sys.path.insert(0, os.path.join(REPO, "tools", "pod"))
+
+from podlib import inventory as pod_inventory  # noqa: E402
+from podlib import pod as pod_model  # noqa: E402
+from podlib import procs as pod_procs  # noqa: E402
+
 
 def _port_busy(address):
     try:
@@ -33,7 +42,7 @@ def _port_busy(address):
         return False
 
 
-def _skip_reason():
+def _skip_reason(check_ports=True):
     if os.geteuid() != 0:
         return "podctl needs root (namespaces, bind mounts, sshd for root logins)"
     if not os.access("/usr/sbin/sshd", os.X_OK):
@@ -42,20 +51,16 @@ def _skip_reason():
         return "unshare (util-linux) missing"
     if not os.path.isfile(SIM_MAIN):
         return "the simulator tools/npu_sim is missing"
-    busy = [n for n in range(1, len(NAMES) + 1) if _port_busy("%s.%d" % (PREFIX, n))]
+    busy = [n for n in range(1, len(NAMES) + 1) if check_ports and _port_busy("%s.%d" % (PREFIX, n))]
     if busy:
         return PREFIX + ".%d:22 already accepts connections (another PoD is up)" % busy[0]
     return None
 
 
-pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
-
-
-def _load_podlib():
-    spec = importlib.util.spec_from_file_location("podlib", os.path.join(REPO, "tools", "pod", "podlib.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _require_pod_host(check_ports=True):
+    reason = _skip_reason(check_ports)
+    if reason:
+        pytest.skip(reason)
 
 
 def podctl(*args, check=True, timeout=120):
@@ -89,6 +94,7 @@ class Pod:
 
 @pytest.fixture(scope="module")
 def pod(tmp_path_factory):
+    _require_pod_host()
     top = tmp_path_factory.mktemp("podctl")
     pod = Pod(top / "pod", top / "inventory" / "hosts.yml")
     pod.mount_points_before = {p: os.path.exists(p) for p in ("/usr/local/Ascend", "/var/lib/npu-sim")}
@@ -101,6 +107,29 @@ def pod(tmp_path_factory):
         yield pod
     finally:
         podctl("down", "--base", pod.base, check=False)
+
+
+def test_two_pods_in_one_process_keep_their_own_prefix():
+    """The address prefix belongs to each Pod object: nothing module-wide carries it over."""
+    first = pod_model.Pod("/tmp/npuops-pod-a", prefix="127.0.5")
+    second = pod_model.Pod("/tmp/npuops-pod-b", prefix="127.0.6")
+    default = pod_model.Pod("/tmp/npuops-pod-c")
+    assert [first.node_address(i) for i in (1, 12)] == ["127.0.5.1", "127.0.5.12"]
+    assert [second.node_address(i) for i in (1, 12)] == ["127.0.6.1", "127.0.6.12"]
+    assert default.node_address(3) == pod_model.DEFAULT_PREFIX + ".3" == "127.0.1.3"
+    assert first.node_address(1) == "127.0.5.1", "creating another Pod changed the first one's addresses"
+    moved = first.with_prefix("127.0.7")
+    assert (moved.base, moved.node_address(2), first.node_address(2)) == (first.base, "127.0.7.2", "127.0.5.2")
+    names = pod_model.node_names(2)
+    assert "HostName 127.0.5.2" in pod_inventory.ssh_config_text(first, names)
+    assert "HostName 127.0.6.2" in pod_inventory.ssh_config_text(second, names)
+    assert pod_inventory.hccl_if_ip(second, 2) == "127.0.6.2"
+
+
+@pytest.mark.parametrize("prefix", ["10.0.0", "127.0", "127.0.1.1", "127.0.256", "127.a.1", ""])
+def test_pod_refuses_a_prefix_that_is_not_loopback(prefix):
+    with pytest.raises(pod_model.PodUsageError, match="--address-prefix must look like 127.X.Y"):
+        pod_model.Pod("/tmp/npuops-pod-a", prefix=prefix)
 
 
 def test_up_reports_and_records_nodes(pod):
@@ -194,13 +223,13 @@ def test_second_up_is_a_noop(pod):
 
 def test_down_ignores_recycled_pid(tmp_path):
     """A record whose PID now belongs to an unrelated process must kill nothing."""
-    podlib = _load_podlib()
+    _require_pod_host(check_ports=False)
     victim = subprocess.Popen(["sleep", "60"])
     try:
         base = tmp_path / "stale"
         (base / "nodes" / "node01").mkdir(parents=True)
-        record = {"nodes": {"node01": {"pid": victim.pid, "start_time": podlib.proc_start_time(victim.pid),
-                                       "uts_ns": podlib.proc_ns(victim.pid)}},
+        record = {"nodes": {"node01": {"pid": victim.pid, "start_time": pod_procs.proc_start_time(victim.pid),
+                                       "uts_ns": pod_procs.proc_ns(victim.pid)}},
                   "settings": {}, "inventory": str(tmp_path / "none.yml"), "inventory_ssh_config": str(tmp_path / "ssh_config")}
         (base / "pod.json").write_text(json.dumps(record))
         proc = podctl("down", "--base", str(base))

@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 nodes=${1:-4}
 export PATH="$PWD/.venv/bin:$PATH"
-export ANSIBLE_COLLECTIONS_PATH="${NPUOPS_COLLECTIONS_ROOT:-/tmp/npuops-collections-$(id -u)}"
+# this checkout's collections root (make setup links it); NPUOPS_COLLECTIONS_ROOT overrides it
+ANSIBLE_COLLECTIONS_PATH=$(tools/dev/collections_root.sh)
+export ANSIBLE_COLLECTIONS_PATH
 export ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_PIPELINING=True ANSIBLE_FORKS=8
 export ANSIBLE_STDOUT_CALLBACK=ansible.builtin.default ANSIBLE_CALLBACK_RESULT_FORMAT=yaml
 tools/pod/podctl up --nodes "$nodes" --flap-seconds 2

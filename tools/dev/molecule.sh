@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PWD/.venv/bin:$PATH"
-export NPUOPS_COLLECTIONS_ROOT="${NPUOPS_COLLECTIONS_ROOT:-/tmp/npuops-collections-$(id -u)}"
+# this checkout's collections root (make setup links it); NPUOPS_COLLECTIONS_ROOT overrides it
+NPUOPS_COLLECTIONS_ROOT=$(tools/dev/collections_root.sh)
+export NPUOPS_COLLECTIONS_ROOT
 export ANSIBLE_COLLECTIONS_PATH="$NPUOPS_COLLECTIONS_ROOT"
 export MOLECULE_GLOB='molecule/*/molecule.yml'
 export PYTHONPATH="$NPUOPS_COLLECTIONS_ROOT${PYTHONPATH:+:$PYTHONPATH}"

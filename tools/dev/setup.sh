@@ -55,10 +55,6 @@ if ! cmp -s .ci/get_pip_standin.py "$cache"; then
   echo "setup: installed the pip bootstrap stand-in at $cache"
 fi
 
-# --- an ansible_collections tree for ansible-playbook / ansible-doc / molecule -----------------
-root=${NPUOPS_COLLECTIONS_ROOT:-/tmp/npuops-collections-$(id -u)}
-mkdir -p "$root/ansible_collections/npuops"
-if [ "$(readlink "$root/ansible_collections/npuops/ascend" 2>/dev/null)" != "$repo" ]; then
-  ln -sfn "$repo" "$root/ansible_collections/npuops/ascend"
-fi
-echo "setup: done ($(.venv/bin/ansible --version | head -n1))"
+# --- this checkout's own ansible_collections tree for ansible-playbook / ansible-doc / molecule --
+root=$(tools/dev/collections_root.sh --link "$repo")
+echo "setup: done ($(.venv/bin/ansible --version | head -n1)); collections root $root"
