@@ -11,7 +11,13 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool, npu_smi
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import compact_cpu_list, expand_cpu_list
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
+    MAX_CPUS,
+    compact_cpu_list,
+    cpu_number,
+    expand_cpu_list,
+    short_repr,
+)
 
 
 def _text(value, name):
@@ -27,10 +33,17 @@ def _text(value, name):
 
 
 def _parse(table, name, text, query):
-    parser = table.get(str(query).replace('-', '_'))
+    key = str(query).replace('-', '_')
+    parser = table.get(key)
     if parser is None:
         raise AnsibleFilterError('%s: unknown query %r; known queries: %s' % (name, query, ', '.join(sorted(table))))
-    return parser(_text(text, name))
+    text = _text(text, name)
+    try:
+        return parser(text)
+    except Exception as exc:  # parsers never raise on tool output: this is a parser bug, not bad input
+        raise AnsibleFilterError('%s: the %s parser (%s) failed on this text with %s: %s. This is a bug in the '
+                                 'npuops.ascend parsers; please report it with the text that was parsed.'
+                                 % (name, key, getattr(parser, '__name__', parser), type(exc).__name__, exc)) from exc
 
 
 def npu_smi_parse(text, view='info'):
@@ -46,13 +59,28 @@ def hccn_parse(text, query):
 
 
 def cpu_list(value):
-    """Range string -> list of ints ('0-2,5' -> [0, 1, 2, 5]); list of ints -> compact range string."""
+    """Range string -> list of ints ('0-2,5' -> [0, 1, 2, 5]); list of CPU numbers -> compact range string.
+
+    CPU numbers are 0 .. MAX_CPUS - 1. A list holds ints (or integral floats) or strings of digits;
+    booleans, negative numbers, fractions and ranges are refused, naming the element.
+    """
+    if isinstance(value, (list, tuple, set, frozenset)):
+        ordered = isinstance(value, (list, tuple))
+        for index, element in enumerate(value if ordered else sorted(value, key=short_repr)):
+            try:
+                cpu_number(element, MAX_CPUS)
+            except ValueError as exc:
+                where = ' at index %d' % index if ordered else ''
+                raise AnsibleFilterError('cpu_list: list element %s%s is not a CPU number: %s'
+                                         % (short_repr(element), where, exc)) from exc
+        return compact_cpu_list(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise AnsibleFilterError('cpu_list expects a CPU range string or a list of CPU numbers, got %s %s'
+                                 % (type(value).__name__, short_repr(value)))
     try:
-        if isinstance(value, (list, tuple, set)):
-            return compact_cpu_list(value)
         return expand_cpu_list(value)
-    except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError('cpu_list: %s' % exc) from exc
+    except ValueError as exc:
+        raise AnsibleFilterError('cpu_list: cannot expand %s: %s' % (short_repr(value), exc)) from exc
 
 
 class FilterModule:

@@ -7,8 +7,18 @@ from __future__ import annotations
 
 import re
 
-_INT_RE = re.compile(r'^[-+]?\d+$')
-_FLOAT_RE = re.compile(r'^[-+]?\d+\.\d+$')
+# Numbers are plain ASCII decimals: a Unicode digit or a NUL byte makes a value text, not a number.
+_INT_RE = re.compile(r'^[-+]?[0-9]+$')
+_FLOAT_RE = re.compile(r'^[-+]?[0-9]+\.[0-9]+$')
+_LOOSE_FLOAT_RE = re.compile(r'^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$')
+_CPU_ITEM_RE = re.compile(r'^([0-9]+)(?:-([0-9]+))?$')
+
+MAX_DIGITS = 64
+"""The longest number (in digits) a parser converts; longer ones are not tool output (and Python refuses to convert
+strings of more than a few thousand digits). Vendor counters are 64-bit: 20 digits."""
+
+MAX_CPUS = 65536
+"""A sane maximum for CPU numbers: CPU lists and ranges may name CPUs 0 .. MAX_CPUS - 1, far more than any host has."""
 
 # "(MB)" style unit suffixes found in vendor keys -> our key suffix
 UNIT_SUFFIX = {
@@ -36,13 +46,42 @@ def lines_of(text):
     return text.splitlines()
 
 
-def to_number(value):
-    """Return an int or float for a plain decimal string, else the string unchanged."""
+def to_int(value):
+    """Return the int of a plain decimal string ('42', '-7'), else None.
+
+    Only ASCII digits count, at most :data:`MAX_DIGITS` of them: ``to_int('NA')``,
+    ``to_int('1e9')``, ``to_int('0x1f')``, an Arabic-Indic digit and a 5000-digit string are all None.
+    """
     if isinstance(value, str):
         stripped = value.strip()
-        if _INT_RE.match(stripped):
+        if len(stripped) <= MAX_DIGITS + 1 and _INT_RE.match(stripped) and len(stripped.lstrip('+-')) <= MAX_DIGITS:
             return int(stripped)
-        if _FLOAT_RE.match(stripped):
+    return None
+
+
+def to_float(value):
+    """Return the float of a plain decimal string ('4.4035', '1.', '.5', '7'), else None (same rules as :func:`to_int`)."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if len(stripped) <= MAX_DIGITS + 2 and _LOOSE_FLOAT_RE.match(stripped):
+            return float(stripped)
+    return None
+
+
+def is_digits(word):
+    """True for a non-empty string of ASCII digits no longer than :data:`MAX_DIGITS` (superscript and other
+    Unicode digits are not, although ``str.isdigit`` accepts them)."""
+    return isinstance(word, str) and 0 < len(word) <= MAX_DIGITS and word.isascii() and word.isdigit()
+
+
+def to_number(value):
+    """Return an int or float for a plain decimal string, else the string unchanged (see :func:`to_int`)."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        number = to_int(stripped)
+        if number is not None:
+            return number
+        if len(stripped) <= MAX_DIGITS + 2 and _FLOAT_RE.match(stripped):
             return float(stripped)
     return value
 
@@ -83,34 +122,89 @@ def typed_value(key, value):
     return to_number(value)
 
 
-def expand_cpu_list(value):
+def short_repr(value, width=60):
+    """repr of a value for an error message, cut to ``width`` characters."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return '<an integer of %d bits>' % value.bit_length()
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + '...'
+
+
+def cpu_number(value, limit=MAX_CPUS):
+    """Return ``value`` as a CPU number: an int, an integral float or a string of ASCII digits, 0 <= n < ``limit``.
+
+    Raises ValueError naming the value for anything else (booleans, negative numbers, 1.7, '0-3', None).
+    """
+    if isinstance(value, bool):
+        raise ValueError('%s is a boolean, not a CPU number' % short_repr(value))
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError('%s is not a whole number, so not a CPU number' % short_repr(value))
+        number = int(value)
+    elif isinstance(value, str) and is_digits(value.strip()):
+        number = int(value.strip())
+    elif isinstance(value, str) and len(value.strip()) > MAX_DIGITS and value.strip().isascii() and value.strip().isdigit():
+        raise ValueError('CPU %s goes beyond %d, the highest CPU number accepted' % (short_repr(value.strip()), limit - 1))
+    else:
+        raise ValueError('%s is not a CPU number (a non-negative integer)' % short_repr(value))
+    if number < 0:
+        raise ValueError('%s is negative, not a CPU number' % short_repr(value))
+    if number >= limit:
+        raise ValueError('CPU %s goes beyond %d, the highest CPU number accepted' % (short_repr(number), limit - 1))
+    return number
+
+
+def _bounded(digits, limit, item):
+    """int of a run of ASCII digits, or ValueError when it is ``limit`` or more (checked on the text first)."""
+    significant = digits.lstrip('0') or '0'
+    if len(significant) > len(str(limit)) or int(significant) >= limit:
+        raise ValueError('CPU %s%s goes beyond %d, the highest CPU number accepted'
+                         % ('range ' if '-' in item else '', short_repr(item).strip("'"), limit - 1))
+    return int(significant)
+
+
+def expand_cpu_list(value, limit=MAX_CPUS):
     """Expand a CPU list string into sorted unique ints: '0-2,5' -> [0, 1, 2, 5].
 
-    Commas and whitespace both separate items. Raises ValueError on malformed input.
+    Commas and whitespace both separate items. ``limit`` is the highest CPU number accepted plus one
+    (default :data:`MAX_CPUS`). Raises ValueError on malformed input (non-ASCII digits, descending
+    ranges) and on a CPU number or range end of ``limit`` or more, before building any list:
+    ``expand_cpu_list('0-99999999999')`` raises "CPU range 0-99999999999 goes beyond 65535, the
+    highest CPU number accepted". An int or a list of CPU numbers is checked with :func:`cpu_number`.
     """
-    if isinstance(value, int):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return sorted({int(v) for v in value})
-    cpus = set()
-    for item in re.split(r'[,\s]+', str(value).strip()):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [cpu_number(value, limit)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sorted({cpu_number(v, limit) for v in value})
+    if not isinstance(value, str):
+        raise ValueError('%s is not a CPU list' % short_repr(value))
+    spans = []
+    for item in re.split(r'[,\s]+', value.strip()):
         if not item:
             continue
-        match = re.match(r'^(\d+)(?:-(\d+))?$', item)
+        match = _CPU_ITEM_RE.match(item)
         if not match:
-            raise ValueError('not a CPU list item: %r' % item)
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) is not None else first
+            raise ValueError('not a CPU list item: %s' % short_repr(item))
+        first = _bounded(match.group(1), limit, item)
+        last = _bounded(match.group(2), limit, item) if match.group(2) is not None else first
         if last < first:
-            raise ValueError('descending CPU range: %r' % item)
+            raise ValueError('descending CPU range: %s' % short_repr(item))
+        spans.append((first, last))
+    cpus = set()
+    for first, last in spans:
         cpus.update(range(first, last + 1))
     return sorted(cpus)
 
 
-def compact_cpu_list(cpus):
-    """Compact CPU numbers into a range string: [0, 1, 2, 5] -> '0-2,5'."""
+def compact_cpu_list(cpus, limit=MAX_CPUS):
+    """Compact CPU numbers into a range string: [0, 1, 2, 5] -> '0-2,5'.
+
+    Every element must be a CPU number (:func:`cpu_number`); ValueError names the first that is not.
+    """
     runs = []
-    for num in sorted({int(c) for c in cpus}):
+    for num in sorted({cpu_number(c, limit) for c in cpus}):
         if runs and num == runs[-1][1] + 1:
             runs[-1][1] = num
         else:

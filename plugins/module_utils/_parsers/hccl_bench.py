@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import lines_of, to_number
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import lines_of, to_float, to_int, to_number
 
-_HCCL_ROW_RE = re.compile(r'^(\d+)\s*\|\s*([\d.]+)\s*\|\s*([\d.]+)\s*\|\s*(\w+)$')
+_HCCL_ROW_RE = re.compile(r'^([0-9]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*(\w+)$')
 _HCCL_ERROR_RE = re.compile(r'(error|Error|ERROR|failed|Fatal|retcode|return err|cannot open shared object)')
-_MPI_STACK_RE = re.compile(r'^\w+\(\d+\)\.*:')
+_MPI_STACK_RE = re.compile(r'^\w+\([0-9]+\)\.*:')
 
 
 def busbw_factor(ranks):
@@ -39,7 +39,7 @@ def parse_hccl_test(text):
     'retcode': None}``. Both ``aveg_time`` and ``avg_time`` headers and any spacing around
     ``|`` are accepted; ``local rank_id N, check result failed, ...`` lines go to
     ``failed_ranks``; tool, HCCL and MPI error lines to ``errors`` (``retcode`` from
-    ``retcode: N``).
+    ``retcode: N``). A row with a malformed number is not a row (it ends in ``unparsed``).
     """
     out = {'minbytes': None, 'maxbytes': None, 'iters': None, 'warmup_iters': None, 'rows': [], 'failed_ranks': [],
            'errors': [], 'warnings': [], 'retcode': None, 'unparsed': []}
@@ -47,20 +47,21 @@ def parse_hccl_test(text):
         stripped = line.strip()
         if not stripped:
             continue
-        params = re.match(r'^the minbytes is (\d+), maxbytes is (\d+), iters is (\d+), warmup_iters is (\d+)$', stripped)
-        if params:
-            out['minbytes'], out['maxbytes'], out['iters'], out['warmup_iters'] = (int(g) for g in params.groups())
+        params = re.match(r'^the minbytes is ([0-9]+), maxbytes is ([0-9]+), iters is ([0-9]+), warmup_iters is ([0-9]+)$', stripped)
+        numbers = [to_int(g) for g in params.groups()] if params else [None]
+        if None not in numbers:
+            out['minbytes'], out['maxbytes'], out['iters'], out['warmup_iters'] = numbers
             continue
         if stripped.startswith('data_size') and '|' in stripped:
             continue
-        row = _HCCL_ROW_RE.match(stripped)
-        if row:
-            out['rows'].append(_hccl_row(row))
+        row = _hccl_row(_HCCL_ROW_RE.match(stripped))
+        if row is not None:
+            out['rows'].append(row)
             continue
-        rank = re.match(r'^local rank_id (\d+), check result failed,\s*(.*)$', stripped)
-        if rank and _HCCL_ROW_RE.match(rank.group(2)):
-            entry = _hccl_row(_HCCL_ROW_RE.match(rank.group(2)))
-            entry['rank'] = int(rank.group(1))
+        rank = re.match(r'^local rank_id ([0-9]+), check result failed,\s*(.*)$', stripped)
+        entry = _hccl_row(_HCCL_ROW_RE.match(rank.group(2))) if rank and to_int(rank.group(1)) is not None else None
+        if entry is not None:
+            entry['rank'] = to_int(rank.group(1))
             out['failed_ranks'].append(entry)
             continue
         if stripped.startswith('Warning:'):
@@ -68,25 +69,29 @@ def parse_hccl_test(text):
             continue
         if _HCCL_ERROR_RE.search(stripped) or _MPI_STACK_RE.match(stripped):
             out['errors'].append(stripped)
-            code = re.search(r'retcode:\s*(-?\d+)', stripped)
-            if code:
-                out['retcode'] = int(code.group(1))
+            code = re.search(r'retcode:\s*(-?[0-9]+)', stripped)
+            if code and to_int(code.group(1)) is not None:
+                out['retcode'] = to_int(code.group(1))
             continue
         out['unparsed'].append(line)
     return out
 
 
 def _hccl_row(match):
-    return {
-        'data_size_bytes': int(match.group(1)),
-        'avg_time_us': float(match.group(2)),
-        'algbw_gb_s': float(match.group(3)),
+    """The row of a _HCCL_ROW_RE match; None without a match or when a number is malformed ('1.2.3')."""
+    if match is None:
+        return None
+    row = {
+        'data_size_bytes': to_int(match.group(1)),
+        'avg_time_us': to_float(match.group(2)),
+        'algbw_gb_s': to_float(match.group(3)),
         'check_result': match.group(4),
     }
+    return None if None in row.values() else row
 
 
 _PREFIX_RE = re.compile(r'^\[[^\]]*\]:')
-_BW_RE = re.compile(r'^(algbw|busbw):\s*([\d.]+)\s*GBps\s*\(\s*([\d.]+)\s*Gbps\s*\)$')
+_BW_RE = re.compile(r'^(algbw|busbw):\s*([0-9.]+)\s*GBps\s*\(\s*([0-9.]+)\s*Gbps\s*\)$')
 _TABLE_KEYS = ('data_size_mb', 'avg_us', 'min_us', 'max_us', 'p50_us', 'p95_us', 'p99_us', 'algbw_gb_s', 'busbw_gb_s')
 
 
@@ -112,28 +117,33 @@ def parse_torch_allreduce(text):
         stripped = _PREFIX_RE.sub('', line).strip()
         if not stripped or re.match(r'^=+$', stripped):
             continue
-        head = re.match(r'^The average bandwidth of (\w+) with a ([\d.]+)\s*GB payload \((\d+) trials, (\d+) ranks\):$', stripped)
-        if head:
+        head = re.match(r'^The average bandwidth of (\w+) with a ([0-9.]+)\s*GB payload \(([0-9]+) trials, ([0-9]+) ranks\):$', stripped)
+        values = (to_float(head.group(2)), to_int(head.group(3)), to_int(head.group(4))) if head else (None,)
+        if None not in values:
             out['op'] = head.group(1)
-            out['payload_gb'] = float(head.group(2))
-            out['trials'] = int(head.group(3))
-            out['ranks'] = int(head.group(4))
+            out['payload_gb'], out['trials'], out['ranks'] = values
             continue
         bandwidth = _BW_RE.match(stripped)
-        if bandwidth:
-            out[bandwidth.group(1) + '_gb_s'] = float(bandwidth.group(2))
+        if bandwidth and to_float(bandwidth.group(2)) is not None:
+            out[bandwidth.group(1) + '_gb_s'] = to_float(bandwidth.group(2))
             continue
         if stripped.startswith('Op:') and '|' in stripped:
+            fields = {}
             for part in stripped.split('|'):
                 key, sep, value = part.partition(':')
                 if sep:
-                    out[key.strip().lower()] = to_number(value.strip())
+                    fields[key.strip().lower()] = to_number(value.strip())
+            if 'unparsed' in fields or 'rows' in fields:
+                out['unparsed'].append(line)
+            else:
+                out.update(fields)
             continue
         if stripped.startswith('data_size(MB)'):
             continue
         words = stripped.split()
-        if len(words) == len(_TABLE_KEYS) and all(re.match(r'^[\d.]+$', w) for w in words):
-            row = dict(zip(_TABLE_KEYS, (float(w) for w in words)))
+        numbers = [to_float(w) for w in words] if len(words) == len(_TABLE_KEYS) else [None]
+        if None not in numbers and all(re.match(r'^[0-9.]+$', w) for w in words):
+            row = dict(zip(_TABLE_KEYS, numbers))
             out['rows'].append(row)
             if out['algbw_gb_s'] is None:
                 out['algbw_gb_s'] = row['algbw_gb_s']

@@ -7,20 +7,39 @@ Every parser takes the stdout of one device's call and returns a dict with the k
 ``unparsed`` (lines it did not understand, always present). GET data is printed on stdout;
 errors go to stderr with a non-zero exit code (a few INFO-level errors come on stdout).
 
+A parser never raises on tool output: a line it cannot read (a malformed or out-of-range
+number included) goes to ``unparsed`` and the value it would have given keeps its empty value.
+
 Not configured / empty output: an empty stdout parses to the empty shape of the query
-(``parse_ip_get('') == {'address': None, 'netmask': None, 'unparsed': []}``). When the call
-failed, pass its stderr (or stdout) to :func:`classify_error`; a result with
-``not_configured: True`` (no IP, no gateway preset) means "use the empty shape", anything
-else is a real failure.
+(``parse_ip_get('') == {'address': None, 'netmask': None, 'unparsed': []}``). What the
+error texts of a failed call mean is the tool adapter's knowledge
+(``plugins/module_utils/_hccn_tool.py``, ``classify_error``), not the parsers'.
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import lines_of, snake, to_number
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
+    is_digits,
+    lines_of,
+    snake,
+    to_float,
+    to_int,
+    to_number,
+)
 
-_KV_RE = re.compile(r'^\s*([^:]+?)\s*:\s*(.*?)\s*$')
+
+def _key_value(line):
+    """'  key : value ' -> ('key', 'value') split at the first colon; None without a colon or a key.
+
+    Plain string operations, not a regular expression: a line with long runs of blanks costs
+    linear time.
+    """
+    head, sep, tail = line.partition(':')
+    if not sep or not head.strip():
+        return None
+    return head.strip(), tail.strip()
 
 
 def _result(**fields):
@@ -63,9 +82,9 @@ def parse_ip_get(text):
     out = _result(address=None, netmask=None)
     names = {'ipaddr': 'address', 'netmask': 'netmask', 'vnic ipaddr': 'vnic_address', 'vnic netmask': 'vnic_netmask'}
     for line in lines_of(text):
-        match = _KV_RE.match(line)
-        if match and match.group(1) in names:
-            out[names[match.group(1)]] = match.group(2) or None
+        pair = _key_value(line)
+        if pair and pair[0] in names:
+            out[names[pair[0]]] = pair[1] or None
         elif line.strip():
             out['unparsed'].append(line)
     return out
@@ -142,9 +161,10 @@ def parse_mtu_get(text):
     """
     out = _result(mtu=None)
     for line in lines_of(text):
-        match = re.match(r'^\s*mtu\s*:\s*(\d+)\s*$', line, re.IGNORECASE)
-        if match:
-            out['mtu'] = int(match.group(1))
+        match = re.match(r'^\s*mtu\s*:\s*([0-9]+)\s*$', line, re.IGNORECASE)
+        value = to_int(match.group(1)) if match else None
+        if value is not None:
+            out['mtu'] = value
         elif line.strip():
             out['unparsed'].append(line)
     return out
@@ -170,7 +190,7 @@ def parse_pfc_get(text):
             continue
         if line.strip().rstrip(':').lower() == 'pfc configuration':
             continue
-        if words[0] == 'priority' and all(w.isdigit() for w in words[1:]):
+        if words[0] == 'priority' and all(is_digits(w) for w in words[1:]):
             prios = [int(w) for w in words[1:]]
         elif words[0] == 'enabled' and all(w in ('0', '1') for w in words[1:]):
             flags = words[1:]
@@ -195,13 +215,15 @@ def parse_pfc_stat_get(text):
     """
     out = _result(counters={})
     for line in lines_of(text):
-        match = re.match(r'^\s*(\w+?)(_time)?\s*=\s*([-\d.]+)\s*ms\s*$', line)
-        if match:
-            out['counters'][match.group(1) + '_ms'] = float(match.group(3))
+        match = re.match(r'^\s*(\w+?)(_time)?\s*=\s*([-+0-9.]+)\s*ms\s*$', line)
+        value = to_float(match.group(3)) if match else None
+        if value is not None:
+            out['counters'][match.group(1) + '_ms'] = value
             continue
-        match = re.match(r'^\s*(\w+)\s*:\s*(\d+)\s*$', line)
-        if match:
-            out['counters'][match.group(1)] = int(match.group(2))
+        match = re.match(r'^\s*(\w+)\s*:\s*([0-9]+)\s*$', line)
+        value = to_int(match.group(2)) if match else None
+        if value is not None:
+            out['counters'][match.group(1)] = value
         elif line.strip():
             out['unparsed'].append(line)
     return out
@@ -225,7 +247,7 @@ def parse_dscp_to_tc_get(text):
             continue
         if [w.lower() for w in words] == ['dscp', 'tc']:
             continue
-        if len(words) == 2 and words[0].isdigit() and words[1].isdigit():
+        if len(words) == 2 and is_digits(words[0]) and is_digits(words[1]):
             out['map'][int(words[0])] = int(words[1])
         else:
             out['unparsed'].append(line)
@@ -253,24 +275,35 @@ def parse_tls_get(text):
     for line in lines_of(text):
         if not line.strip():
             continue
-        head = re.match(r'^\s*dev_id\s*:\s*(\d+)\s*,\s*(.*)$', line)
+        head = re.match(r'^\s*dev_id\s*:\s*([0-9]+)\s*,\s*(.*)$', line)
         if head:
             rest = head.group(2)
-            out['dev_id'] = int(head.group(1))
+            dev_id = to_int(head.group(1))
+            if dev_id is None:
+                out['unparsed'].append(line)
+                continue
+            out['dev_id'] = dev_id
             block = re.match(r'^\[([^\]]+)\]\s*info\s*:\s*$', rest)
             if block:
                 name = re.sub(r'\s+cert$', '', block.group(1).strip())
                 cert = out['certs'].setdefault(name, {})
                 continue
-            switch = re.search(r'tls switch\[(\d+)\]', rest)
+            switch = re.search(r'tls switch\[([01])\]', rest)
             if switch:
                 out['enabled'] = switch.group(1) == '1'
-                pre = re.search(r'tls preconfigured\[(\d+)\]', rest)
-                if pre:
+                understood = True
+                pre = re.search(r'tls preconfigured\[([^\]]*)\]', rest)
+                if pre and pre.group(1) in ('0', '1'):
                     out['preconfigured'] = pre.group(1) == '1'
-                alarm = re.search(r'alarm time threshold\[(\d+)\]', rest)
-                if alarm:
-                    out['alarm_threshold_days'] = int(alarm.group(1))
+                elif pre:
+                    understood = False
+                alarm = re.search(r'alarm time threshold\[([^\]]*)\]', rest)
+                if alarm and to_int(alarm.group(1)) is not None:
+                    out['alarm_threshold_days'] = to_int(alarm.group(1))
+                elif alarm:
+                    understood = False
+                if not understood:
+                    out['unparsed'].append(line)
                 cert = None
                 continue
             out['unparsed'].append(line)
@@ -279,7 +312,10 @@ def parse_tls_get(text):
         if field and cert is not None:
             key = snake(field.group(1))
             if key == 'tls_expiration_status':
-                cert['expiration_status'] = int(field.group(2))
+                if is_digits(field.group(2)):
+                    cert['expiration_status'] = int(field.group(2))
+                else:
+                    out['unparsed'].append(line)
             else:
                 cert[key] = field.group(2)
         else:
@@ -303,9 +339,10 @@ def parse_stat_get(text):
         stripped = line.strip()
         if not stripped or stripped.rstrip(':').lower() == 'packet statistics':
             continue
-        match = re.match(r'^(\w+)\s*:\s*(\d+)$', stripped)
-        if match and match.group(1) != 'unparsed':
-            out[match.group(1)] = int(match.group(2))
+        match = re.match(r'^(\w+)\s*:\s*([0-9]+)$', stripped)
+        value = to_int(match.group(2)) if match else None
+        if value is not None and match.group(1) != 'unparsed':
+            out[match.group(1)] = value
         else:
             out['unparsed'].append(line)
     return out
@@ -338,16 +375,22 @@ def parse_optical_get(text):
         if stripped.rstrip('.').lower() == 'optical module is not present':
             out['present'] = 'not present'
             continue
-        match = _KV_RE.match(line)
-        if not match:
+        pair = _key_value(line)
+        if not pair:
             out['unparsed'].append(line)
             continue
-        label = match.group(1).replace('LoL', 'Lol').replace('SNR', 'Snr').replace('Vcc', 'VCC')
+        label = pair[0].replace('LoL', 'Lol').replace('SNR', 'Snr').replace('Vcc', 'VCC')
         key = snake(label)
-        value = match.group(2)
-        unit = re.match(r'^([-+]?\d+(?:\.\d+)?)\s+([A-Za-z]+)$', value)
-        if unit and unit.group(2) in _OPTICAL_UNITS:
-            out[key + '_' + _OPTICAL_UNITS[unit.group(2)]] = to_number(unit.group(1))
+        value = pair[1]
+        unit = re.match(r'^([-+]?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z]+)$', value)
+        if key == 'unparsed':
+            out['unparsed'].append(line)
+        elif unit and unit.group(2) in _OPTICAL_UNITS:
+            number = to_number(unit.group(1))
+            if isinstance(number, str):
+                out['unparsed'].append(line)
+            else:
+                out[key + '_' + _OPTICAL_UNITS[unit.group(2)]] = number
         elif key in ('vendor_part_number', 'vendor_serial_number', 'manufact_date_code', 'vendor_name'):
             out[key] = value
         else:
@@ -409,7 +452,7 @@ def _lldp_summary(out):
         if match:
             out['management_address'] = match.group(1)
     size = tlvs.get('Maximum Frame Size TLV')
-    if size and size[0].isdigit():
+    if size and is_digits(size[0]):
         out['max_frame_size'] = int(size[0])
 
 
@@ -430,11 +473,11 @@ def parse_link_stat_get(text):
     for line in lines_of(text):
         if not line.strip():
             continue
-        match = re.match(r'^\s*\[(?:devid|device)\s+(\d+)\]\s*(.*?)\s*$', line)
-        if not match:
+        match = re.match(r'^\s*\[(?:devid|device)\s+([0-9]+)\]\s*(.*?)\s*$', line)
+        if not match or to_int(match.group(1)) is None:
             out['unparsed'].append(line)
             continue
-        out['device'] = int(match.group(1))
+        out['device'] = to_int(match.group(1))
         body = match.group(2)
         record = re.match(r'^(.*?)\s{2,}LINK\s+(UP|DOWN)$', body)
         if record:
@@ -446,7 +489,10 @@ def parse_link_stat_get(text):
         elif kv.group(1) == 'current time':
             out['current_time'] = kv.group(2)
         elif kv.group(1) == 'link up count':
-            out['link_up_count'] = to_number(kv.group(2))
+            if to_int(kv.group(2)) is None:
+                out['unparsed'].append(line)
+            else:
+                out['link_up_count'] = to_int(kv.group(2))
         elif kv.group(2) not in ('', 'NA'):
             out['unparsed'].append(line)
     return out
@@ -463,9 +509,9 @@ def parse_speed_get(text):
     """
     out = _result(speed_mbps=None)
     for line in lines_of(text):
-        match = re.match(r'^\s*Speed\s*:\s*(\d+)\s*Mb/s\s*$', line)
-        if match:
-            out['speed_mbps'] = int(match.group(1))
+        match = re.match(r'^\s*Speed\s*:\s*([0-9]+)\s*Mb/s\s*$', line)
+        if match and to_int(match.group(1)) is not None:
+            out['speed_mbps'] = to_int(match.group(1))
         elif re.match(r'^\s*Speed\s*:.*Unknown', line):
             continue
         elif line.strip():
@@ -509,18 +555,18 @@ def parse_ping(text):
         stripped = line.strip()
         if not stripped:
             continue
-        head = re.match(r'^device\s+(\d+)\s+PING\s+(\S+)$', stripped)
-        recv = re.match(r'^recv seq=(\d+)\s*,\s*time=([\d.]+)\s*ms$', stripped)
-        summary = re.match(r'^(\d+) packets transmitted,\s*(\d+) received,\s*([\d.]+)% packet loss$', stripped)
-        if head:
-            out['device'] = int(head.group(1))
+        head = re.match(r'^device\s+([0-9]+)\s+PING\s+(\S+)$', stripped)
+        recv = re.match(r'^recv seq=([0-9]+)\s*,\s*time=([0-9.]+)\s*ms$', stripped)
+        summary = re.match(r'^([0-9]+) packets transmitted,\s*([0-9]+) received,\s*([0-9.]+)% packet loss$', stripped)
+        if head and to_int(head.group(1)) is not None:
+            out['device'] = to_int(head.group(1))
             out['address'] = head.group(2)
-        elif recv:
-            out['rtt_ms'].append(float(recv.group(2)))
-        elif summary:
-            out['transmitted'] = int(summary.group(1))
-            out['received'] = int(summary.group(2))
-            out['loss_pct'] = float(summary.group(3))
+        elif recv and to_int(recv.group(1)) is not None and to_float(recv.group(2)) is not None:
+            out['rtt_ms'].append(to_float(recv.group(2)))
+        elif summary and None not in (to_int(summary.group(1)), to_int(summary.group(2)), to_float(summary.group(3))):
+            out['transmitted'] = to_int(summary.group(1))
+            out['received'] = to_int(summary.group(2))
+            out['loss_pct'] = to_float(summary.group(3))
         else:
             out['unparsed'].append(line)
     return out
@@ -543,51 +589,6 @@ def parse_set(text):
         elif line.strip():
             out['unparsed'].append(line)
     return out
-
-
-# (regex, kind, not_configured) -- the message texts of the 910B tool
-_ERRORS = (
-    (r'Get ipconf failed, because no ip was preset there', 'no_ip', True),
-    (r'Get gateway failed, because no gateway was preset there', 'no_gateway', True),
-    (r'Get invalid device id', 'invalid_device', False),
-    (r'The device is not exist', 'invalid_device', False),
-    (r'Link status is down', 'link_down', False),
-    (r'hccn_tool is busy', 'busy', False),
-    (r'permission denied', 'permission_denied', False),
-    (r'not supported on this product', 'not_supported', False),
-    (r'Optical module is not present', 'optical_not_present', False),
-    (r'The value of \w+ you input is out of the valid range', 'out_of_range', False),
-    (r'The number of pfc priority queues exceeds the maximum value', 'pfc_limit', False),
-    (r'Get unknown option', 'unknown_option', False),
-    (r'Get invalid parameters', 'invalid_parameters', False),
-    (r'The total count of input parameters is wrong', 'invalid_parameters', False),
-    (r'Get invalid major cmd', 'invalid_command', False),
-    (r'ip address configured is conflicted', 'ip_conflict', False),
-    (r'ip address you configured is invalid', 'invalid_address', False),
-    (r"segment of configured gateway doesn't match", 'gateway_mismatch', False),
-    (r'Unable to configure gateway, because ip is not configured', 'no_ip', False),
-    (r'cmd line execute timeout', 'timeout', False),
-    (r'User aborts command', 'aborted', False),
-    (r'Command execute failed|Cmd execute failed|Execute failed', 'failed', False),
-)
-
-
-def classify_error(text):
-    """Classify an hccn_tool error text (stderr, or stdout for INFO-level errors).
-
-    Sample::
-
-        Get ipconf failed, because no ip was preset there!
-
-    Returns ``{'error': 'no_ip', 'not_configured': True, 'message': '<the line>'}`` or
-    ``None`` when the text holds no known error. ``not_configured`` means the queried
-    attribute is simply unset: use the empty shape of the query.
-    """
-    for line in lines_of(text):
-        for pattern, kind, unset in _ERRORS:
-            if re.search(pattern, line):
-                return {'error': kind, 'not_configured': unset, 'message': line.strip()}
-    return None
 
 
 PARSERS = {

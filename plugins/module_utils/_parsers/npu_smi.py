@@ -8,20 +8,32 @@ whitespace, never by column offsets: its width differs between driver versions (
 columns and wider on A3). The ``-t <type>``, ``-l`` and ``-m`` views are ``key : value``
 lines (keys padded to 30 or 40) or whitespace tables.
 
-Every parser returns a dict with ``unparsed`` (lines not understood, always present). npu-smi
-prints its errors on stdout: see :func:`classify_error`.
+Every parser returns a dict with ``unparsed`` (lines not understood, always present) and never
+raises on tool output: a line it cannot read (a malformed or out-of-range number included) goes to
+``unparsed``. npu-smi prints its errors on stdout; what they mean is the tool adapter's
+knowledge (``plugins/module_utils/_npu_smi.py``, ``classify_error``).
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import lines_of, snake, to_number, typed_value, unit_key
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
+    expand_cpu_list,
+    is_digits,
+    lines_of,
+    snake,
+    to_int,
+    to_number,
+    typed_value,
+    unit_key,
+)
 
 _BUS_RE = re.compile(r'^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$')
-_FRACTION_RE = re.compile(r'(\S+?)\s*/\s*(\S+)')
-_NPU_COL_RE = re.compile(r'^NPU\d+$')
-_NO_PROCESS_RE = re.compile(r'^No running processes found in NPU\s+(\d+)\s*$')
+# a pair starts at a word start: scanning a long word without '/' stays linear
+_FRACTION_RE = re.compile(r'(?<!\S)([^\s/]+)\s*/\s*(\S+)')
+_NPU_COL_RE = re.compile(r'^NPU[0-9]+$')
+_NO_PROCESS_RE = re.compile(r'^No running processes found in NPU\s+([0-9]+)\s*$')
 
 
 def _number_or_none(value):
@@ -109,7 +121,7 @@ def parse_info(text):
 
 def _device_row(cells):
     first = cells[0].split(None, 1)
-    if not first or not first[0].isdigit():
+    if not first or not is_digits(first[0]):
         return None
     plain, pairs = _split_metrics(' '.join(cells[2:]))
     if len(plain) != 2 or len(pairs) != 1:
@@ -127,7 +139,7 @@ def _device_row(cells):
 
 def _chip_row(cells, device):
     first = cells[0].split()
-    if not first or not first[0].isdigit() or len(first) > 2:
+    if not first or not is_digits(first[0]) or len(first) > 2:
         return False
     plain, pairs = _split_metrics(' '.join(cells[2:]))
     if len(plain) != 1 or len(pairs) != 2:
@@ -144,7 +156,7 @@ def _chip_row(cells, device):
 
 def _process_row(cells, scale, out):
     first = cells[0].split()
-    if len(cells) < 4 or len(first) < 2 or not all(w.isdigit() for w in first) or not cells[1].isdigit():
+    if len(cells) < 4 or len(first) < 2 or not all(is_digits(w) for w in first) or not is_digits(cells[1]):
         return False
     memory = _number_or_none(cells[-1])
     if isinstance(memory, int) and scale != 1:
@@ -159,19 +171,19 @@ def _process_row(cells, scale, out):
     return True
 
 
-_KV_LINE_RE = re.compile(r'^\s*([^:]*?)\s+:(?:\s+(.*?))?\s*$')
-
-
 def _kv_lines(text):
     """Yield (line, label, value) for 'key : value' lines and (line, None, None) for others.
 
-    A blank line gives (line, None, None) too; callers test ``line.strip()`` first. A
-    continuation line (nothing before the colon) has the label ''.
+    The first colon splits the line and needs a blank before it and, when a value follows, after
+    it (``Key : value``; not ``Key: value`` nor ``Key :value``). A blank line gives (line, None,
+    None) too; callers test ``line.strip()`` first. A continuation line (nothing before the colon)
+    has the label ''. String operations, not a regular expression: long runs of blanks cost
+    linear time.
     """
     for line in lines_of(text):
-        match = _KV_LINE_RE.match(line) if line.strip() else None
-        if match:
-            yield line, match.group(1), match.group(2) or ''
+        head, sep, tail = line.partition(':')
+        if line.strip() and sep and head[-1:].isspace() and (not tail or tail[0].isspace()):
+            yield line, head.strip(), tail.strip()
         else:
             yield line, None, None
 
@@ -240,7 +252,7 @@ def parse_mapping(text):
             columns = [_MAPPING_COLUMNS.get(snake(label), snake(label)) for label in labels]
             continue
         words = stripped.split(None, len(columns) - 1)
-        if len(words) != len(columns) or not words[0].isdigit():
+        if len(words) != len(columns) or not is_digits(words[0]):
             out['unparsed'].append(line)
             continue
         row = {}
@@ -274,6 +286,9 @@ def parse_board(text):
             continue
         key = unit_key(label)
         key = {'npu_id': 'npu', 'chip_id': 'chip'}.get(key, key)
+        if key == 'unparsed':
+            out['unparsed'].append(line)
+            continue
         out[key] = typed_value(key, value)
     return out
 
@@ -311,12 +326,14 @@ def parse_health(text):
                 out['error_information'].append(value)
         elif key in ('npu_id', 'chip_id'):
             out[key[:-3]] = to_number(value)
+        elif key == 'unparsed':
+            out['unparsed'].append(line)
         else:
             out[key] = typed_value(key, value)
     return out
 
 
-_PROC_RE = re.compile(r'^\s*Process id:\s*(\d+)\s+Process name:(.*?)\s*Process memory\((\w+)\)\s*:\s*(\d+)\s*$')
+_PROC_RE = re.compile(r'^\s*Process id:\s*([0-9]+)\s+Process name:(.*?)\s*Process memory\((\w+)\)\s*:\s*([0-9]+)\s*$')
 
 
 def _chip_view(text, chip_lines=None):
@@ -495,7 +512,7 @@ def parse_proc_mem(text):
     def chip_lines(line, block):
         stripped = line.strip()
         match = _PROC_RE.match(line)
-        if match:
+        if match and to_int(match.group(1)) is not None and to_int(match.group(4)) is not None:
             memory = int(match.group(4))
             if match.group(3) == 'B':
                 memory //= 1024 * 1024
@@ -525,7 +542,8 @@ def parse_topo(text):
 
     Returns ``{'devices': [{'npu': 0, 'links': {'NPU1': 'HCCS'}, 'cpu_affinity': '144-167'},
     ...], 'legend': {'X': 'Self', 'HCCS': 'Connection traversing HCCS.'}}``; the device's own
-    ``X`` cell is left out of ``links``.
+    ``X`` cell is left out of ``links``. An affinity that is not a CPU list (``144-16``, a CPU
+    beyond ``MAX_CPUS``) puts its row in ``unparsed`` and gives ``cpu_affinity: None``.
     """
     out = {'devices': [], 'legend': {}, 'unparsed': []}
     columns = None
@@ -548,49 +566,29 @@ def parse_topo(text):
         if columns is None and _NPU_COL_RE.match(words[0]) and (len(words) == 1 or _NPU_COL_RE.match(words[1]) or words[1] == 'CPU'):
             columns = [w for w in words if _NPU_COL_RE.match(w)]
             continue
-        if columns is not None and _NPU_COL_RE.match(words[0]) and len(words) >= len(columns) + 1:
+        if columns is not None and _NPU_COL_RE.match(words[0]) and len(words) >= len(columns) + 1 and is_digits(words[0][3:]):
             npu = int(words[0][3:])
             cells = words[1:1 + len(columns)]
             links = {col: cell for col, cell in zip(columns, cells) if col != words[0]}
             rest = ' '.join(words[1 + len(columns):])
+            if not _cpu_affinity_ok(rest):
+                out['unparsed'].append(line)
+                rest = ''
             out['devices'].append({'npu': npu, 'links': links, 'cpu_affinity': rest or None})
             continue
         out['unparsed'].append(line)
     return out
 
 
-_NPU_SMI_ERRORS = (
-    (r'Invalid card id', 'invalid_card'),
-    (r'Invalid chip id', 'invalid_chip'),
-    (r'because the device is used', 'device_busy'),
-    (r'dcmi mod\w+ initiali[sz]e', 'dcmi_init_failed'),
-    (r'This device does not support querying', 'not_supported'),
-    (r'Command or option is not found', 'invalid_command'),
-    (r'There is no NPU card on this server', 'no_card'),
-    (r'npu get board type failed', 'board_type_failed'),
-    (r'Failed to query', 'query_failed'),
-    (r'Failed to execute npu-smi', 'failed'),
-)
-
-
-def classify_error(text):
-    """Classify npu-smi error output (printed on stdout).
-
-    Sample::
-
-        Invalid card id.
-        Error parameter of -i
-        Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]
-
-    Returns ``{'error': 'invalid_card', 'message': 'Invalid card id.', 'code': None}`` (``code``
-    is the ``ret is -8020`` number when printed) or ``None`` when no known error is found.
-    """
-    for line in lines_of(text):
-        for pattern, kind in _NPU_SMI_ERRORS:
-            if re.search(pattern, line):
-                code = re.search(r'ret is (-?\d+)', line)
-                return {'error': kind, 'message': line.strip(), 'code': int(code.group(1)) if code else None}
-    return None
+def _cpu_affinity_ok(text):
+    """True for an empty affinity, '-'/'NA', or a CPU list that :func:`expand_cpu_list` accepts."""
+    if text in ('', '-', 'NA'):
+        return True
+    try:
+        expand_cpu_list(text)
+    except ValueError:
+        return False
+    return True
 
 
 PARSERS = {

@@ -5,7 +5,9 @@
 
 ``expand_cpu_list('0-23,48') == [0, 1, ..., 23, 48]`` and
 ``compact_cpu_list([0, 1, 2, 48]) == '0-2,48'`` convert between the range strings of
-``lscpu``/``npu-smi info -t topo`` and lists of CPU numbers.
+``lscpu``/``npu-smi info -t topo`` and lists of CPU numbers; CPU numbers stop below
+``MAX_CPUS``. The parsers never raise on tool output: a line with a malformed CPU list or number
+goes to ``unparsed``.
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from __future__ import annotations
 import re
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
+    MAX_CPUS,
     compact_cpu_list,
     expand_cpu_list,
+    is_digits,
     lines_of,
     snake,
+    to_int,
     typed_value,
 )
 
-__all__ = ['PARSERS', 'compact_cpu_list', 'expand_cpu_list', 'parse_lscpu', 'parse_numactl']
+__all__ = ['MAX_CPUS', 'PARSERS', 'compact_cpu_list', 'expand_cpu_list', 'parse_lscpu', 'parse_numactl']
 
 
 def parse_numactl(text):
@@ -47,28 +52,29 @@ def parse_numactl(text):
         stripped = line.strip()
         if not stripped or stripped == 'node distances:' or stripped == 'No distance information available.':
             continue
-        match = re.match(r'^available:\s*(\d+)\s+nodes?\b', stripped)
-        if match:
-            out['available'] = int(match.group(1))
+        match = re.match(r'^available:\s*([0-9]+)\s+nodes?\b', stripped)
+        if match and to_int(match.group(1)) is not None:
+            out['available'] = to_int(match.group(1))
             continue
-        match = re.match(r'^node\s+(\d+)\s+(cpus|size|free):\s*(.*)$', stripped)
-        if match:
-            node = nodes.get(int(match.group(1)))
-            if node is None:
-                node = nodes[int(match.group(1))] = {'id': int(match.group(1)), 'cpus': [], 'memory_mb': None, 'free_mb': None}
+        match = re.match(r'^node\s+([0-9]+)\s+(cpus|size|free):\s*(.*)$', stripped)
+        if match and to_int(match.group(1)) is not None:
+            node_id = to_int(match.group(1))
             if match.group(2) == 'cpus':
-                node['cpus'] = [int(c) for c in match.group(3).split()]
-                continue
-            size = re.match(r'^(\d+)\s*MB$', match.group(3))
-            if size:
-                node['memory_mb' if match.group(2) == 'size' else 'free_mb'] = int(size.group(1))
-                continue
-        elif re.match(r'^node(\s+\d+)+$', stripped):
+                cpus = _cpu_words(match.group(3))
+                if cpus is not None:
+                    _node(nodes, node_id)['cpus'] = cpus
+                    continue
+            else:
+                size = re.match(r'^([0-9]+)\s*MB$', match.group(3))
+                if size and to_int(size.group(1)) is not None:
+                    _node(nodes, node_id)['memory_mb' if match.group(2) == 'size' else 'free_mb'] = to_int(size.group(1))
+                    continue
+        elif re.match(r'^node(\s+[0-9]+)+$', stripped) and all(is_digits(c) for c in stripped.split()[1:]):
             columns = [int(c) for c in stripped.split()[1:]]
             continue
         else:
-            row = re.match(r'^(\d+):((?:\s+\d+)+)$', stripped)
-            if row and columns is not None:
+            row = re.match(r'^([0-9]+):((?:\s+[0-9]+)+)$', stripped)
+            if row and columns is not None and all(is_digits(c) for c in row.group(2).split()):
                 out['distances'].append([int(c) for c in row.group(2).split()])
                 continue
         out['unparsed'].append(line)
@@ -76,7 +82,26 @@ def parse_numactl(text):
     return out
 
 
+def _node(nodes, node_id):
+    node = nodes.get(node_id)
+    if node is None:
+        node = nodes[node_id] = {'id': node_id, 'cpus': [], 'memory_mb': None, 'free_mb': None}
+    return node
+
+
+def _cpu_words(text):
+    """'0 1 2 3' -> [0, 1, 2, 3] in printed order; None when a word is not a CPU number below MAX_CPUS."""
+    cpus = []
+    for word in text.split():
+        if not is_digits(word) or int(word) >= MAX_CPUS:
+            return None
+        cpus.append(int(word))
+    return cpus
+
+
 _LSCPU_SECTIONS = {'Caches (sum of all)': 'cache', 'Vulnerabilities': 'vulnerability'}
+# keys the parser fills itself; a label that snake-cases to one of them is not lscpu output
+_LSCPU_OWN_KEYS = ('numa_nodes', 'unparsed')
 
 
 def parse_lscpu(text):
@@ -107,9 +132,13 @@ def parse_lscpu(text):
             out['unparsed'].append(line)
             continue
         indent, label, value = match.groups()
-        numa = re.match(r'^NUMA node(\d+) CPU\(s\)$', label)
+        numa = re.match(r'^NUMA node([0-9]+) CPU\(s\)$', label)
         if numa:
-            out['numa_nodes'][int(numa.group(1))] = expand_cpu_list(value) if value else []
+            cpus = _cpu_list_or_none(value)
+            if to_int(numa.group(1)) is None or cpus is None:
+                out['unparsed'].append(line)
+            else:
+                out['numa_nodes'][to_int(numa.group(1))] = cpus
             continue
         if not indent:
             section = None
@@ -117,8 +146,21 @@ def parse_lscpu(text):
             section = _LSCPU_SECTIONS.get(label, label)
             continue
         key = _lscpu_key(label, section)
+        if key in _LSCPU_OWN_KEYS:
+            out['unparsed'].append(line)
+            continue
         out[key] = typed_value(key, value)
     return out
+
+
+def _cpu_list_or_none(value):
+    """expand_cpu_list(value), [] for an empty value, None when the value is not a CPU list."""
+    if not value:
+        return []
+    try:
+        return expand_cpu_list(value)
+    except ValueError:
+        return None
 
 
 def _lscpu_key(label, section):

@@ -20,7 +20,8 @@ _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 
 def _groups(value):
     """'[a],[b,c]' -> [['a'], ['b', 'c']]; None when the value is not a bracket list."""
-    if not re.match(r'^(\[[^\]]*\]\s*,?\s*)+$', value):
+    # one way only to split the spaces around a comma: the pattern stays linear on long values
+    if not re.match(r'^(?:\[[^\]]*\]\s*(?:,\s*)?)+$', value):
         return None
     return [[item.strip() for item in group.split(',') if item.strip()] for group in _GROUP_RE.findall(value)]
 

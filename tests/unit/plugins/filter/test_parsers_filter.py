@@ -73,3 +73,59 @@ def test_cpu_list_both_ways(value, expected):
 def test_cpu_list_rejects_garbage():
     with pytest.raises(AnsibleFilterError, match='cpu_list'):
         parsers.cpu_list('0-x')
+
+
+@pytest.mark.parametrize('value', ['65536', '0-65536', '70000-70001', '99999999999-99999999999', '1' * 30])
+def test_cpu_list_refuses_ranges_beyond_the_bound(value):
+    with pytest.raises(AnsibleFilterError, match=r'cpu_list: cannot expand .*%s.*goes beyond 65535, the highest CPU number accepted'
+                       % value[:20]):
+        parsers.cpu_list(value)
+
+
+def test_cpu_list_bound_is_inclusive_up_to_65535():
+    assert parsers.cpu_list('65534-65535') == [65534, 65535]
+    assert parsers.cpu_list([65535, '0', 1.0]) == '0-1,65535'
+    with pytest.raises(AnsibleFilterError, match=r'list element 65536 at index 1 .*goes beyond 65535'):
+        parsers.cpu_list([0, 65536])
+
+
+@pytest.mark.parametrize('value, bad', [
+    ([-1, 2], '-1'),
+    ([True, 2], 'True'),
+    ([0, False], 'False'),
+    ([1.7, 3], '1.7'),
+    ([0, '0-3'], "'0-3'"),
+    ([0, '-2'], "'-2'"),
+    ([0, None], 'None'),
+    ([0, '\u0663'], "'\u0663'"),
+], ids=['negative', 'true', 'false', 'fraction', 'range string', 'negative string', 'none', 'arabic-indic digit'])
+def test_cpu_list_refuses_list_elements_that_are_not_cpu_numbers(value, bad):
+    with pytest.raises(AnsibleFilterError) as caught:
+        parsers.cpu_list(value)
+    message = str(caught.value)
+    assert message.startswith('cpu_list: list element %s at index ' % bad), message
+
+
+def test_cpu_list_refuses_other_types_by_name():
+    with pytest.raises(AnsibleFilterError, match='expects a CPU range string or a list of CPU numbers, got dict'):
+        parsers.cpu_list({'cpus': '0-3'})
+    with pytest.raises(AnsibleFilterError, match='got bool'):
+        parsers.cpu_list(True)
+
+
+@pytest.mark.parametrize('filter_name, module, query', [
+    ('hccn_parse', 'hccn_tool', 'pfc'),
+    ('npu_smi_parse', 'npu_smi', 'info'),
+])
+def test_a_parser_bug_is_reported_as_a_filter_error(monkeypatch, filter_name, module, query):
+    def broken(text):
+        return 1 // 0
+
+    table = getattr(parsers, module).PARSERS
+    monkeypatch.setitem(table, query, broken)
+    with pytest.raises(AnsibleFilterError) as caught:
+        getattr(parsers, filter_name)('some output', query)
+    message = str(caught.value)
+    assert '%s: the %s parser (broken) failed' % (filter_name, query) in message
+    assert 'ZeroDivisionError' in message and 'please report it' in message
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)

@@ -5,8 +5,8 @@
 
 Each ``.txt`` is one sample of vendor output split byte for byte from tests/fixtures/captures;
 ``.json`` is the expected parse; ``.source`` names the capture, its lines and the kind of
-sample (real, doc, mock or derived). The ``errors`` query of a tool runs its
-``classify_error``.
+sample (real, doc, mock or derived). The ``errors`` query of a tool runs the
+``classify_error`` of the tool's adapter.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ import os
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccl_bench, hccn_tool, npu_smi, numa, versions
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import compact_cpu_list, expand_cpu_list, unit_key
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _npu_smi
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import cpupower, hccl_bench, hccn_tool, npu_smi, numa, versions
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import MAX_CPUS, compact_cpu_list, expand_cpu_list, unit_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.normpath(os.path.join(HERE, '..', '..', 'fixtures', 'parsers'))
 CAPTURES = os.path.normpath(os.path.join(HERE, '..', '..', '..', 'fixtures', 'captures'))
 
-MODULES = {'hccn_tool': hccn_tool, 'npu_smi': npu_smi, 'numa': numa, 'versions': versions, 'hccl_bench': hccl_bench}
+MODULES = {'hccn_tool': hccn_tool, 'npu_smi': npu_smi, 'numa': numa, 'versions': versions, 'hccl_bench': hccl_bench,
+           'cpupower': cpupower}
 ELISION = ('...', '... ...')
 
 
@@ -57,11 +59,16 @@ def _cases():
 CASES = _cases()
 
 
+ADAPTERS = {'hccn_tool': _hccn_tool, 'npu_smi': _npu_smi}
+
+
 def _run(tool, query, text):
-    module = MODULES[tool]
     if query == 'errors':
-        return module.classify_error(text)
-    return module.PARSERS[query](text)
+        found = ADAPTERS[tool].classify_error(text)
+        if found is not None:
+            found.pop('hint')
+        return found
+    return MODULES[tool].PARSERS[query](text)
 
 
 def _plain(value):
@@ -197,15 +204,15 @@ def test_health_accepts_both_keys():
 
 
 def test_npu_smi_errors():
-    assert npu_smi.classify_error('Invalid card id.\n')['error'] == 'invalid_card'
-    assert npu_smi.classify_error(_fixture('npu_smi/info/vllm198_910b3_23.0.7_idle.txt')) is None
+    assert _npu_smi.classify_error('Invalid card id.\n')['error'] == 'invalid_card'
+    assert _npu_smi.classify_error(_fixture('npu_smi/info/vllm198_910b3_23.0.7_idle.txt')) is None
 
 
 def test_hccn_not_configured_path():
-    error = hccn_tool.classify_error('Get ipconf failed, because no ip was preset there!\n')
+    error = _hccn_tool.classify_error('Get ipconf failed, because no ip was preset there!\n')
     assert error['not_configured'] is True
     assert hccn_tool.parse_ip_get('') == {'address': None, 'netmask': None, 'unparsed': []}
-    assert hccn_tool.classify_error('Execute failed: Link status is down.')['not_configured'] is False
+    assert _hccn_tool.classify_error('Execute failed: Link status is down.')['not_configured'] is False
 
 
 def test_dscp_map_has_int_keys():
@@ -246,6 +253,34 @@ def test_cpu_list_round_trip():
         expand_cpu_list('3-1')
     with pytest.raises(ValueError):
         expand_cpu_list('a-b')
+
+
+def test_cpu_list_is_bounded():
+    assert MAX_CPUS == 65536
+    assert expand_cpu_list('65535') == [65535]
+    with pytest.raises(ValueError, match=r'CPU range 0-99999999999 goes beyond 65535, the highest CPU number accepted'):
+        expand_cpu_list('0-99999999999')
+    with pytest.raises(ValueError, match='goes beyond 7'):
+        expand_cpu_list('0-8', limit=8)
+    assert expand_cpu_list('0-7', limit=8) == list(range(8))
+    for bad in ('1' * 5000, '0-' + '9' * 5000, '\u0663', '1\x002', 'x-NA', '144-16'):
+        with pytest.raises(ValueError):
+            expand_cpu_list(bad)
+    with pytest.raises(ValueError, match='negative'):
+        compact_cpu_list([-1, 2])
+
+
+def test_cpupower_policy_lines():
+    parse = cpupower.parse_frequency_info_policy
+    # the reflowed copy of the TiDB English guide keeps 'within this range.' on the governor line
+    text = ('analyzing CPU 0:\n'
+            'current policy: frequency should be within 1.20 GHz and 3.10 GHz.\n'
+            '              The governor "performance" may decide which speed to use within this range.\n')
+    assert parse(text) == {'cpus': {0: 'performance'}, 'unparsed': []}
+    assert parse('analyzing CPU 65536:\n') == {'cpus': {}, 'unparsed': ['analyzing CPU 65536:']}
+    orphan = '                  The governor "powersave" may decide which speed to use'
+    assert parse(orphan + '\n') == {'cpus': {}, 'unparsed': [orphan]}
+    assert parse('analyzing CPU 1:\nsomething new\n') == {'cpus': {1: None}, 'unparsed': ['something new']}
 
 
 def test_unit_keys():
