@@ -1,17 +1,23 @@
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Run the Ascend vendor tools (npu-smi, hccn_tool) and the host tools next to them.
+"""Run command-line tools for the modules: the generic layer under the per-tool adapters.
 
 Private to this collection. What it guarantees:
 
 * argv lists only, never a shell; no ``~`` or ``$VAR`` expansion of arguments;
 * the C locale (``LC_ALL=C``, ``LANG=C``), so the parsers always see the English texts;
 * the vendor install paths are searched before ``PATH`` (``hccn_tool`` usually is not on it);
+  an explicit path option is the only place looked at, never silently replaced;
 * a per-call timeout through coreutils ``timeout -k 5 N`` when that binary exists;
-* a bounded thread pool for the per-device calls, results in input order;
-* one exception type, :class:`ToolError`, carrying cmd, rc, stdout and stderr.
+* one concurrency helper, :func:`in_parallel`, a bounded thread pool with results in input order;
+* one failure type, :class:`ModuleFailure` (a message plus the result keys for ``fail_json``),
+  and :class:`ToolError` for a command that could not run or failed (cmd, rc, stdout, stderr);
+* one way to say where something happened: :func:`where` (``NPU 3 on node-07`` or ``node-07``),
+  given to a failure as its ``subject`` and never spliced into a message afterwards.
 
-Helpers here raise; only a module's ``main()`` turns an exception into ``fail_json``.
+What each tool prints and what its errors mean lives in the adapter of that tool
+(``_hccn_tool.py``, ``_npu_smi.py``, ``_host_tools.py``), not here. Helpers raise; only a
+module's ``main()`` turns a :class:`ModuleFailure` into ``fail_json``.
 Python 3.9 compatible: this file runs on the managed nodes.
 """
 
@@ -20,7 +26,6 @@ from __future__ import annotations
 import os
 import platform
 import shlex
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 # Where the Ascend driver installs its tools, searched in this order before PATH.
@@ -35,15 +40,6 @@ KILL_AFTER = 5
 # had to be killed after the -k grace period.
 TIMEOUT_RCS = (124, 137)
 
-# Hint per tool name for the "not found" error.
-_PACKAGE_HINT = {
-    'npu-smi': 'the Ascend driver (npu-smi) may be missing or not installed',
-    'hccn_tool': 'the Ascend driver (hccn_tool) may be missing or not installed',
-    'numactl': 'it comes with the numactl package',
-    'lscpu': 'it comes with util-linux',
-    'cpupower': 'it comes with the kernel tools package (kernel-tools or linux-tools)',
-}
-
 
 def cmd_to_text(cmd):
     """Return argv as one copy-pasteable shell line."""
@@ -54,36 +50,17 @@ def cmd_to_text(cmd):
     return ' '.join(shlex.quote(str(arg)) for arg in cmd)
 
 
-class ToolError(Exception):
-    """A vendor tool could not be found, failed to start, failed, or timed out.
-
-    ``cmd`` is the argv that was asked for (without the ``timeout`` prefix), ``rc`` is None
-    when the command never ran. ``msg`` is the full user-facing sentence.
-    """
-
-    def __init__(self, cmd=None, rc=None, stdout='', stderr='', msg=''):
-        self.cmd = list(cmd) if cmd is not None and not isinstance(cmd, str) else cmd
-        self.rc = rc
-        self.stdout = stdout or ''
-        self.stderr = stderr or ''
-        self.msg = msg or 'Command %s failed (rc=%s)' % (cmd_to_text(cmd), rc)
-        super().__init__(self.msg)
-
-    def result(self):
-        """The keys a module passes to ``fail_json``: msg, cmd, rc, stdout, stderr."""
-        return {
-            'msg': self.msg,
-            'cmd': cmd_to_text(self.cmd),
-            'rc': self.rc,
-            'stdout': self.stdout,
-            'stderr': self.stderr,
-        }
+def host_name():
+    """The managed node's name, for messages."""
+    return platform.node() or 'this host'
 
 
-def tool_output(stdout, stderr):
-    """The tool's own words: stderr and stdout stripped and joined (npu-smi errors are on stdout)."""
-    parts = [text.strip() for text in (stderr, stdout) if text and text.strip()]
-    return ' / '.join(' '.join(part.split('\n')) for part in parts) or '(no output)'
+def where(host=None, device=None):
+    """The subject of a message: ``NPU 3 on node-07``, or ``node-07`` without a device."""
+    host = host or host_name()
+    if device is None:
+        return host
+    return 'NPU %s on %s' % (device, host)
 
 
 def sentence(text):
@@ -92,30 +69,134 @@ def sentence(text):
     return text if text.endswith(('.', '!', '?')) else text + '.'
 
 
-def find_tool(module, name, override=None, extra_dirs=None):
-    """Return the absolute path of ``name``.
+def tool_output(stdout, stderr):
+    """The tool's own words: stderr and stdout stripped and joined (npu-smi prints its errors on stdout)."""
+    parts = [text.strip() for text in (stderr, stdout) if text and text.strip()]
+    return ' / '.join(' '.join(part.split('\n')) for part in parts) or '(no output)'
+
+
+class ModuleFailure(Exception):
+    """Something the task must fail with: a message and the other result keys.
+
+    ``subject`` says where it happened (see :func:`where`); the full message is
+    ``<subject>: <text>``. :meth:`at` fills the subject in when the raiser did not know it.
+    """
+
+    def __init__(self, msg, subject=None, **result):
+        self.text = msg
+        self.subject = subject
+        self.extra = result
+        super().__init__(msg)
+
+    @property
+    def msg(self):
+        if self.subject:
+            return '%s: %s' % (self.subject, self.text)
+        return self.text
+
+    def __str__(self):
+        return self.msg
+
+    def at(self, host=None, device=None):
+        """Set where the failure happened unless it is already known; returns self."""
+        if not self.subject:
+            self.subject = where(host, device)
+        return self
+
+    def result(self):
+        """The keys a module passes to ``fail_json``."""
+        out = dict(self.extra)
+        out['msg'] = self.msg
+        return out
+
+
+class ToolError(ModuleFailure):
+    """A command could not be found, failed to start, failed, or timed out.
+
+    ``cmd`` is the argv that was asked for (without the ``timeout`` prefix); ``rc`` is None
+    when the command never ran.
+    """
+
+    def __init__(self, cmd=None, rc=None, stdout='', stderr='', msg='', subject=None, **extra):
+        self.cmd = list(cmd) if cmd is not None and not isinstance(cmd, str) else cmd
+        self.rc = rc
+        self.stdout = stdout or ''
+        self.stderr = stderr or ''
+        super().__init__(msg or 'Command %s failed (rc=%s)' % (cmd_to_text(cmd), rc), subject=subject, **extra)
+
+    def result(self):
+        out = super().result()
+        out.update(cmd=cmd_to_text(self.cmd), rc=self.rc, stdout=self.stdout, stderr=self.stderr)
+        return out
+
+
+def failed_call(argv, rc, stdout, stderr, hint='', subject=None, then=''):
+    """The ToolError for a call that answered with an error: the command, its rc, the tool's words, what to do."""
+    words = sentence(tool_output(stdout, stderr))
+    text = '%s failed (rc=%s): %s' % (cmd_to_text(argv), rc, words)
+    for part in (hint, then):
+        if part:
+            text += ' ' + part
+    return ToolError(cmd=argv, rc=rc, stdout=stdout, stderr=stderr, msg=text, subject=subject)
+
+
+def find_tool(module, name, override=None, extra_dirs=None, missing_hint=None, then=''):
+    """Return the absolute path of ``name``; raise :class:`ToolError` saying where it looked.
 
     ``override`` (a module option such as ``npu_smi_path``) is either the tool itself or a
     directory holding it; when it is given it is the only place looked at, so a wrong
     setting is reported instead of silently replaced. Otherwise ``extra_dirs``, the vendor
-    directories and ``PATH`` are searched, in that order.
+    directories and ``PATH`` are searched, in that order. ``missing_hint`` (from the tool's
+    adapter) says which package provides the tool; ``then`` is the caller's own advice.
     """
+    then = ' ' + then if then else ''
     if override:
         candidate = os.path.join(override, name) if os.path.isdir(override) else override
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
         raise ToolError(
-            cmd=[name], msg='%s: %s not found at %s (set by the module option): no executable file there. '
-            'Point the option at the %s binary or leave it unset to search %s and PATH.'
-            % (host_name(), name, override, name, ', '.join(VENDOR_DIRS)))
+            cmd=[name], subject=where(),
+            msg='%s not found at %s (set by the module option): no executable file there. '
+                'Point the option at the %s binary or leave it unset to search %s and PATH.%s'
+                % (name, override, name, ', '.join(VENDOR_DIRS), then))
     dirs = list(extra_dirs or []) + list(VENDOR_DIRS)
     path = module.get_bin_path(name, opt_dirs=dirs)
     if path:
         return path
-    hint = _PACKAGE_HINT.get(name, 'the package that provides it may be missing')
+    hint = missing_hint or 'the package that provides it may be missing'
     raise ToolError(
-        cmd=[name], msg='%s: %s not found: looked in %s and PATH. %s%s; install it or set the path option of the module.'
-        % (host_name(), name, ', '.join(dirs), hint[0].upper(), hint[1:]))
+        cmd=[name], subject=where(),
+        msg='%s not found: looked in %s and PATH. %s%s; install it or set the path option of the module.%s'
+            % (name, ', '.join(dirs), hint[0].upper(), hint[1:], then))
+
+
+def in_parallel(func, items, workers=DEFAULT_WORKERS):
+    """Run ``func(item)`` for every item, at most ``workers`` at a time.
+
+    Returns the results in the order of ``items``; an exception raised by ``func`` takes the
+    place of its result (the caller decides what it means), so every item always runs.
+    """
+    items = list(items)
+    if not items:
+        return []
+    workers = max(1, min(int(workers or 1), len(items)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(func, item) for item in items]
+        results = []
+        for future in futures:
+            try:
+                results.append(future.result())
+            except Exception as exc:  # reported per item by the caller
+                results.append(exc)
+    return results
+
+
+def first_failure(results):
+    """Raise the first exception found in ``results`` (input order); return the results otherwise."""
+    for item in results:
+        if isinstance(item, BaseException):
+            raise item
+    return results
 
 
 class Runner:
@@ -143,8 +224,8 @@ class Runner:
     def run(self, argv):
         """Run one command, return ``(rc, stdout, stderr)``.
 
-        A non-zero rc is returned, not raised: the caller decides what it means. Raises
-        :class:`ToolError` when the command cannot be started or runs out of time.
+        A non-zero rc is returned, not raised: the caller (the tool's adapter) decides what it
+        means. Raises :class:`ToolError` when the command cannot be started or runs out of time.
         """
         argv = [str(arg) for arg in argv]
         try:
@@ -160,54 +241,23 @@ class Runner:
                                 '`npu-smi info`, or raise the timeout option.' % (cmd_to_text(argv), self.timeout))
         return rc, out, err
 
-    def run_retry_once(self, argv, should_retry, delay):
-        """Run argv; when ``should_retry(rc, stdout, stderr)`` holds, wait ``delay`` seconds and run it once more.
-
-        For a tool's own "busy, try again" answer (hccn_tool exit 11).
-        """
-        rc, out, err = self.run(argv)
-        if should_retry(rc, out, err):
-            time.sleep(delay)
-            rc, out, err = self.run(argv)
-        return rc, out, err
-
     def run_many(self, argvs, workers=DEFAULT_WORKERS, return_exceptions=False):
-        """Run several commands concurrently, at most ``workers`` at a time.
+        """Run several commands concurrently (:func:`in_parallel`), results in the order of ``argvs``.
 
-        Returns a list of ``(rc, stdout, stderr)`` in the order of ``argvs``. With
-        ``return_exceptions`` a :class:`ToolError` takes the place of its result; without it
-        all calls still finish and then the first error (in input order) is raised.
+        With ``return_exceptions`` a :class:`ToolError` takes the place of its result; without
+        it all calls still finish and then the first error (in input order) is raised.
         """
-        argvs = list(argvs)
-        if not argvs:
-            return []
-        workers = max(1, min(int(workers or 1), len(argvs)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self.run, argv) for argv in argvs]
-            results = []
-            for future in futures:
-                try:
-                    results.append(future.result())
-                except ToolError as exc:
-                    results.append(exc)
-        if not return_exceptions:
-            for item in results:
-                if isinstance(item, ToolError):
-                    raise item
-        return results
-
-
-def host_name():
-    """The managed node's name, for error messages."""
-    return platform.node() or 'this host'
+        results = in_parallel(self.run, argvs, workers)
+        return results if return_exceptions else first_failure(results)
 
 
 def parse_output(parser, argv, text):
     """Run a pure parser over a command's stdout.
 
     Returns ``(data, unparsed)``: ``data`` is the parser's dict without its ``unparsed``
-    key, ``unparsed`` the list of lines it did not recognise. A parser that raises is a bug
-    or an unknown format; it becomes a :class:`ToolError` instead of a traceback.
+    key, ``unparsed`` the list of lines it did not recognise. Parsers never raise on tool
+    output; one that does has a bug, which becomes a :class:`ToolError` asking for a report
+    instead of a traceback.
     """
     try:
         parsed = parser(text)

@@ -14,15 +14,19 @@ author:
 description:
   - Reads the parameter-plane (RoCE) port of every Ascend NPU of the node with C(hccn_tool -i <N> -<query> -g)
     and returns structured data per device.
-  - All (device x query) calls run concurrently in a bounded pool, so one task reads the whole node.
+  - Devices are read concurrently, the queries of one device one after another (C(hccn_tool) answers
+    C(hccn_tool is busy, please try again.) to concurrent calls on the same device; such an answer is retried once).
+  - The port settings that M(npuops.ascend.hccn_config) manages are returned in its vocabulary, in RV(devices) and as
+    a list in RV(config) that can be passed unchanged as the O(npuops.ascend.hccn_config#module:config) option.
+    The parsers' own output for every query is in RV(raw).
   - Conditions the tool reports as errors but that describe the port are returned as data, not failures.
     No IP address (C(no ip was preset)) gives RV(devices.address) and RV(devices.netmask) null; no gateway
-    (C(no gateway was preset)) gives RV(devices.gateway) null. A query that cannot be answered right now
-    (C(Link status is down.), C(The command is not supported on this product.), C(Optical module is not present.),
-    and C(Command execute failed!) for V(netdetect), which a port without a netdetect address may print)
-    gives that query's value null and an entry in RV(errors).
-  - Any other tool error fails the task, naming the host, the device, the command, its exit code and the tool's text.
-    An unknown device id (C(Get invalid device id.)) fails the task.
+    (C(no gateway was preset)) gives RV(devices.gateway) null; no netdetect address (the tool prints the address
+    C(0.0.0.0)) gives RV(devices.netdetect) null. A query that cannot be answered right now (C(Link status is down.),
+    C(The command is not supported on this product.), C(Optical module is not present.)) gives that query's values
+    null and an entry in RV(errors).
+  - Any other tool error, C(Command execute failed!) included, fails the task, naming the host, the device, the
+    command, its exit code and the tool's text. An unknown device id (C(Get invalid device id.)) fails the task.
   - A line of C(hccn_tool) output that the parsers do not recognise is reported as a warning that names the command;
     please report it together with your driver version.
   - Read-only; never reports a change.
@@ -30,15 +34,16 @@ options:
   queries:
     description:
       - The C(hccn_tool -g) queries to run on each device.
-      - V(link) gives C(link) (C(UP) or C(DOWN)); V(ip) gives C(address) and C(netmask); V(gateway) gives C(gateway);
-        V(net_health) gives C(net_health) (for example C(Success), C(Init), C(Receive timeout)); V(mtu) gives C(mtu);
-        V(netdetect) gives C(netdetect) (the detection address).
-      - V(tls), V(pfc), V(pfc_stat), V(dscp_to_tc), V(optical), V(stat) and V(lldp) each give a dictionary under
-        their own name.
+      - V(link) gives C(link) (C(UP) or C(DOWN)) and V(net_health) gives C(net_health) (for example C(Success),
+        C(Init), C(Receive timeout)).
+      - V(ip), V(gateway), V(netdetect), V(mtu), V(pfc), V(dscp_to_tc) and V(tls) give the keys of
+        M(npuops.ascend.hccn_config) (C(address) and C(netmask), C(gateway), C(netdetect), C(mtu),
+        C(pfc_priorities), C(dscp_to_tc), C(tls)).
+      - V(pfc_stat), V(optical), V(stat) and V(lldp) each give a dictionary under their own name.
       - The default is the cheap core set; V(optical), V(stat), V(lldp), V(pfc_stat) and V(netdetect) are opt-in.
     type: list
     elements: str
-    choices: [link, ip, gateway, net_health, tls, pfc, pfc_stat, dscp_to_tc, mtu, netdetect, optical, stat, lldp]
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp]
     default: [link, ip, gateway, net_health, tls, pfc, dscp_to_tc, mtu]
   devices:
     description:
@@ -53,41 +58,20 @@ options:
       - When unset, a failed discovery fails the task.
     type: list
     elements: int
-  hccn_tool_path:
-    description:
-      - Path of the C(hccn_tool) binary, or of the directory holding it.
-      - When set, only this place is used. When unset, C(/usr/local/Ascend/driver/tools), C(/usr/local/sbin),
-        C(/usr/local/bin) and then E(PATH) are searched.
-    type: path
-  npu_smi_path:
-    description:
-      - Path of the C(npu-smi) binary (or its directory), used only to discover the devices.
-      - Searched like O(hccn_tool_path) when unset.
-    type: path
-  timeout:
-    description:
-      - Seconds each tool call may take before it is stopped (through coreutils C(timeout -k 5)).
-      - V(0) disables the limit. Without the C(timeout) binary on the node calls are not limited.
-    type: int
-    default: 30
-  workers:
-    description:
-      - Maximum number of tool calls running at the same time.
-    type: int
-    default: 8
+extends_documentation_fragment:
+  - npuops.ascend.tool_options
+  - npuops.ascend.tool_options.group
+  - npuops.ascend.attributes
+  - npuops.ascend.attributes.info_module
+  - npuops.ascend.attributes.actiongroup_npu
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same read-only commands in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
   platform:
     support: full
     platforms: posix
     description: Linux nodes with the Ascend driver (hccn_tool) installed.
 notes:
-  - Device keys in RV(devices) are strings (V('0') ... V('7')), as in every JSON result.
+  - Device keys in RV(devices) and RV(raw) are strings (V('0') ... V('7')), as in every JSON result.
+  - O(npu_smi_path) is used only to discover the devices.
   - C(hccn_tool) prints its errors on standard error; its exit code is the internal error code modulo 256
     (for example 4 for an invalid device id, 13 for no IP, 22 for a link that is down).
   - Needs the privileges C(hccn_tool) needs on the node, usually root (C(become=true)).
@@ -106,6 +90,10 @@ EXAMPLES = r"""
     that: hccn.devices | dict2items | selectattr('value.link', 'ne', 'UP') | list | length == 0
     fail_msg: "NPU ports down on {{ inventory_hostname }}"
 
+- name: Apply the settings read from the ports again (for example after a node was reimaged)
+  npuops.ascend.hccn_config:
+    config: "{{ hccn.config }}"
+
 - name: Read optical module data and packet counters of NPU 0 and 1
   npuops.ascend.hccn_info:
     queries: [optical, stat]
@@ -118,9 +106,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+count:
+  description: Number of devices read.
+  returned: success
+  type: int
+  sample: 8
 devices:
   description:
     - One entry per device, keyed by the device id as a string. Only the keys of the requested queries are present.
+    - The keys of M(npuops.ascend.hccn_config) (C(address) ... C(tls)) have exactly its vocabulary.
     - A key is null when the port has no such setting, or when the query could not be answered (see RV(errors)).
   returned: success
   type: dict
@@ -130,6 +124,11 @@ devices:
       type: str
       returned: when link is queried
       sample: UP
+    net_health:
+      description: Result of the netdetect probe (C(Success), C(Init), C(Receive timeout), C(Unreachable), ...).
+      type: str
+      returned: when net_health is queried
+      sample: Success
     address:
       description: IPv4 address of the port; null when none is configured.
       type: str
@@ -145,37 +144,35 @@ devices:
       type: str
       returned: when gateway is queried
       sample: 11.12.165.1
-    net_health:
-      description: Result of the netdetect probe (C(Success), C(Init), C(Receive timeout), C(Unreachable), ...).
+    netdetect:
+      description: The netdetect (probe target) address; null when none is configured.
       type: str
-      returned: when net_health is queried
-      sample: Success
+      returned: when netdetect is queried
     mtu:
       description: MTU of the port.
       type: int
       returned: when mtu is queried
       sample: 9000
-    netdetect:
-      description: The netdetect (probe target) address.
-      type: str
-      returned: when netdetect is queried
-    tls:
-      description: TLS switch and certificate data (C(enabled) and the parser's other fields).
-      type: dict
-      returned: when tls is queried
-    pfc:
-      description: PFC priorities (C(priorities), a list of ints) and C(bitmap) (C('0,0,0,0,1,0,0,0')).
-      type: dict
+    pfc_priorities:
+      description: The priorities on which PFC is enabled (the bitmap is in RV(raw)).
+      type: list
+      elements: int
       returned: when pfc is queried
-      sample: {priorities: [4], bitmap: "0,0,0,0,1,0,0,0"}
+      sample: [4]
+    dscp_to_tc:
+      description: The DSCP to traffic class map, one entry per DSCP.
+      type: list
+      elements: dict
+      returned: when dscp_to_tc is queried
+      sample: [{dscp: 33, tc: 3}]
+    tls:
+      description: Whether TLS is enabled on the port (certificates are in RV(raw)).
+      type: bool
+      returned: when tls is queried
     pfc_stat:
       description: PFC pause statistics per priority.
       type: dict
       returned: when pfc_stat is queried
-    dscp_to_tc:
-      description: DSCP to traffic class map (C(map), DSCP -> TC).
-      type: dict
-      returned: when dscp_to_tc is queried
     optical:
       description: Optical module data (presence, temperature, vendor, power and bias per lane).
       type: dict
@@ -188,8 +185,25 @@ devices:
       description: LLDP data received from the switch port.
       type: dict
       returned: when lldp is queried
+config:
+  description:
+    - The port settings of RV(devices) as a list in the shape of the O(npuops.ascend.hccn_config#module:config)
+      option, one entry per device with C(device) and the keys of the requested queries that hccn_config manages.
+    - It can be passed unchanged as that option (null values mean "leave as it is").
+  returned: success
+  type: list
+  elements: dict
+  sample: [{device: 0, address: 10.10.0.10, netmask: 255.255.255.0, mtu: 9000, pfc_priorities: [4], tls: false}]
+raw:
+  description:
+    - The parsers' output per device and query, keyed by the device id as a string, then by the query name, as
+      C(npuops.ascend.hccn_parse) returns it (for example C(pfc) with C(priorities) and C(bitmap), C(tls) with the
+      certificate data, C(dscp_to_tc) with C(map)). Queries that gave no output are absent.
+  returned: success
+  type: dict
+  sample: {"0": {pfc: {priorities: [4], bitmap: "0,0,0,0,1,0,0,0"}}}
 errors:
-  description: Queries that the tool could not answer; the device's value for that query is null.
+  description: Queries that the tool could not answer; the device's values for that query are null.
   returned: success
   type: list
   elements: dict
@@ -243,195 +257,74 @@ stderr:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, info_result, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_tool import HccnTool  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import discover_devices  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._port_config import vocabulary  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._runner import Runner, host_name  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool as hccn_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi as npu_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
-    DEFAULT_TIMEOUT,
-    DEFAULT_WORKERS,
-    Runner,
-    ToolError,
-    cmd_to_text,
-    find_tool,
-    host_name,
-    parse_output,
-    sentence,
-    tool_output,
-    unparsed_warning,
-)
-
-# query -> the flat keys it contributes to a device entry; queries not listed here are nested under their name.
-FLAT_KEYS = {
-    'link': ('link',),
-    'ip': ('address', 'netmask'),
-    'gateway': ('gateway',),
-    'net_health': ('net_health',),
-    'mtu': ('mtu',),
-    'netdetect': ('netdetect',),
-}
-ALL_QUERIES = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'pfc_stat', 'dscp_to_tc', 'mtu', 'netdetect',
-               'optical', 'stat', 'lldp']
+# Status queries: the keys they give, read straight from the parse.
+STATUS = {'link': ('link',), 'net_health': ('net_health',)}
+# Queries returned as the parser's dictionary under their own name.
+NESTED = ('pfc_stat', 'optical', 'stat', 'lldp')
+# Every query in the order it runs on a device: status, the port settings of hccn_config, the rest.
+ALL_QUERIES = ['link', 'net_health'] + list(PORTS.queries) + list(NESTED)
 DEFAULT_QUERIES = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu']
 
-# Tool texts that describe the port (value null, no error) ...
-NOT_CONFIGURED = (
-    ('ip', 'no ip was preset'),
-    ('gateway', 'no gateway was preset'),
-)
-# ... tool texts that leave this query unanswered (value null, entry in errors); None = any query ...
-UNANSWERED = (
-    (None, 'Link status is down'),
-    (None, 'is not supported on this product'),
-    (None, 'Optical module is not present'),
-    # the generic DSMI failure; for netdetect it is what a device without a netdetect address is expected to print
-    ('netdetect', 'Command execute failed'),
-)
-# ... and hints for the texts that fail the task. First match wins.
-HCCN_HINTS = (
-    ('invalid device id', 'The device id does not exist on this host: compare the devices option with `npu-smi info -l`.'),
-    ('device is not exist', 'The device id does not exist on this host: compare the devices option with `npu-smi info -l`.'),
-    ('permission denied', 'Run the task as root (become: true).'),
-    ('is busy', 'Another hccn_tool call holds the device: run the task again, or lower workers.'),
-    ('invalid major cmd', 'This hccn_tool does not know that query: remove it from queries or update the driver.'),
-)
-DEFAULT_HINT = 'Run the command on the host to see the full error, and check the driver and the port with `npu-smi info`.'
 
-
-def query_argv(hccn_tool, device, query):
-    return [hccn_tool, '-i', str(device), '-' + query, '-g']
-
-
-def classify(query, result):
-    """Decide what a finished call means: 'ok', 'not_configured', 'unanswered' or 'failed'."""
-    rc, out, err = result
-    if rc == 0:
-        return 'ok'
-    text = '%s\n%s' % (err, out)
-    for name, needle in NOT_CONFIGURED:
-        if name == query and needle in text:
-            return 'not_configured'
-    for name, needle in UNANSWERED:
-        if name in (None, query) and needle in text:
-            return 'unanswered'
-    return 'failed'
-
-
-def hint_for(text):
-    for needle, hint in HCCN_HINTS:
-        if needle.lower() in text.lower():
-            return hint
-    return DEFAULT_HINT
-
-
-def empty_value(query):
-    """The device entry fragment for a query without a value."""
-    if query in FLAT_KEYS:
-        return dict.fromkeys(FLAT_KEYS[query])
-    return {query: None}
-
-
-def project(query, parsed):
-    """The device entry fragment for a parsed query."""
-    if query in FLAT_KEYS:
-        return {key: parsed.get(key) for key in FLAT_KEYS[query]}
-    return {query: parsed}
-
-
-def discover_devices(module, runner, params):
-    """Device ids to query: the option, else `npu-smi info -l`, else fallback_devices."""
-    if params['devices']:
-        return list(params['devices']), []
-    try:
-        npu_smi = find_tool(module, 'npu-smi', params['npu_smi_path'])
-        argv = [npu_smi, 'info', '-l']
-        rc, out, err = runner.run(argv)
-        if rc != 0:
-            words = tool_output(out, err)
-            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s' % (host_name(), cmd_to_text(argv), rc, sentence(words)))
-        parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
-        warnings = [unparsed_warning(argv, unparsed)] if unparsed else []
-        ids = []
-        for item in parsed.get('devices') or []:
-            npu = item.get('npu') if isinstance(item, dict) else item
-            if isinstance(npu, int) and npu not in ids:
-                ids.append(npu)
-        if not ids:
-            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s lists no NPU. Check the driver installation.' % (host_name(), cmd_to_text(argv)))
-        return ids, warnings
-    except ToolError as exc:
-        if params['fallback_devices']:
-            return list(params['fallback_devices']), []
-        exc.msg += ' The devices to query could not be discovered: set the devices option, or fallback_devices.'
-        raise
-
-
-def gather(runner, hccn_tool, devices, queries, workers):
-    """Run every (device x query) call concurrently and build the result. Raises ToolError."""
-    plan = [(dev, query) for dev in devices for query in queries]
-    argvs = [query_argv(hccn_tool, dev, query) for dev, query in plan]
-    results = runner.run_many(argvs, workers, return_exceptions=True)
-
-    entries = {str(dev): {} for dev in devices}
-    errors = []
-    warnings = []
-    for (dev, query), argv, result in zip(plan, argvs, results):
-        subject = 'NPU %s on %s' % (dev, host_name())
-        if isinstance(result, ToolError):
-            result.msg = '%s: %s' % (subject, result.msg)
-            raise result
-        rc, out, err = result
-        outcome = classify(query, result)
-        if outcome == 'failed':
-            words = tool_output(out, err)
-            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s %s' % (subject, cmd_to_text(argv), rc, sentence(words), hint_for(words)))
-        if outcome == 'ok':
-            parsed, unparsed = parse_output(hccn_parsers.PARSERS[query], argv, out)
-            if unparsed:
-                warnings.append(unparsed_warning(argv, unparsed))
-            entries[str(dev)].update(project(query, parsed))
-            continue
-        entries[str(dev)].update(empty_value(query))
-        if outcome == 'unanswered':
-            errors.append({
-                'device': dev, 'query': query, 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err,
-                'msg': '%s: %s not read: %s (rc=%s)' % (subject, query, tool_output(out, err), rc),
-            })
-    return {'devices': entries, 'errors': errors}, warnings
+def gather(module, params, warnings):
+    """Read every requested query of every device; the info result. Raises ModuleFailure."""
+    host = host_name()
+    runner = Runner(module, params['timeout'])
+    hccn = HccnTool.find(module, runner, params['hccn_tool_path'], host)
+    devices, more = discover_devices(
+        module, runner, params['devices'], params['npu_smi_path'], host, fallback=params['fallback_devices'],
+        then='The devices to query could not be discovered: set the devices option, or fallback_devices.')
+    warnings.extend(more)
+    queries = [query for query in ALL_QUERIES if query in params['queries']]
+    readings = hccn.read_devices([(device, queries) for device in devices], params['workers'])
+    settings = [query for query in queries if query in PORTS.by_query]
+    entries, config, raw, errors = {}, [], {}, []
+    for device in devices:
+        by_query = readings[device]
+        have, problems, more = vocabulary(PORTS, device, dict((q, by_query[q]) for q in settings))
+        warnings.extend(more)
+        entry = PORTS.export(have)
+        config.append(dict(entry))
+        raw[str(device)] = dict((q, r.parsed) for q, r in by_query.items() if r.parsed is not None)
+        for query in queries:
+            reading = by_query[query]
+            if query in STATUS or query in NESTED:
+                warnings.extend(reading.warnings())
+                if reading.meaning not in (None, _hccn_tool.UNSET):
+                    problems.append(reading)
+                parsed = reading.parsed or {}
+                if query in STATUS:
+                    entry.update((key, parsed.get(key)) for key in STATUS[query])
+                else:
+                    entry[query] = reading.parsed
+        for reading in problems:
+            if reading.meaning != _hccn_tool.UNANSWERED:
+                raise reading.reply.failure(hccn.subject(device))
+            errors.append(dict(reading.reply.detail(), device=device, query=reading.query,
+                               msg='%s: %s not read: %s (rc=%s)' % (hccn.subject(device), reading.query,
+                                                                    reading.reply.words, reading.reply.rc)))
+        entry.pop('device')
+        entries[str(device)] = entry
+    return info_result(entries, errors, config=config, raw=raw)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            queries=dict(type='list', elements='str', choices=ALL_QUERIES, default=list(DEFAULT_QUERIES)),
-            devices=dict(type='list', elements='int'),
-            fallback_devices=dict(type='list', elements='int'),
-            hccn_tool_path=dict(type='path'),
-            npu_smi_path=dict(type='path'),
-            timeout=dict(type='int', default=DEFAULT_TIMEOUT),
-            workers=dict(type='int', default=DEFAULT_WORKERS),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        queries=dict(type='list', elements='str', choices=ALL_QUERIES, default=list(DEFAULT_QUERIES)),
+        devices=dict(type='list', elements='int'),
+        fallback_devices=dict(type='list', elements='int'),
     )
-    params = module.params
-    if params['timeout'] < 0 or params['workers'] < 1:
-        module.fail_json(msg='hccn_info: timeout must be >= 0 and workers >= 1 (got timeout=%s, workers=%s).'
-                             % (params['timeout'], params['workers']))
-    queries = [query for query in ALL_QUERIES if query in params['queries']]
-    try:
-        runner = Runner(module, params['timeout'])
-        hccn_tool = find_tool(module, 'hccn_tool', params['hccn_tool_path'])
-        devices, warnings = discover_devices(module, runner, params)
-        facts, more = gather(runner, hccn_tool, devices, queries, params['workers'])
-    except ToolError as exc:
-        module.fail_json(**exc.result())
-    else:
-        for warning in warnings + more:
-            module.warn(warning)
-        module.exit_json(changed=False, **facts)
+    argument_spec.update(tool_options())
+    module = build_module('hccn_info', argument_spec, supports_check_mode=True)
+    execute(module, lambda warnings: gather(module, module.params, warnings))
 
 
 if __name__ == '__main__':

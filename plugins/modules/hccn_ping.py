@@ -24,8 +24,9 @@ description:
 options:
   targets:
     description:
-      - Addresses to ping. With O(mode=ring) the ordered list of all NPU addresses of the PoD (every node gets the same
-        list, for example collected from the inventory's per-node port plans).
+      - IPv4 addresses to ping. With O(mode=ring) the ordered list of all NPU addresses of the PoD (every node gets the
+        same list, for example collected from the inventory's per-node port plans).
+      - Anything that is not a dotted IPv4 address fails the task before any call.
     type: list
     elements: str
     required: true
@@ -57,42 +58,26 @@ options:
   fail_on_unreachable:
     description:
       - Fail the task when any pair is unreachable or any ping could not run. The full results are still returned.
+      - Also fails when no pair was pinged at all (no targets, or none in a device's subnet), because then nothing was
+        checked.
     type: bool
     default: false
-  timeout:
-    description:
-      - Seconds each C(hccn_tool) call may take (through coreutils C(timeout -k 5)). V(0) disables it.
-    type: int
-    default: 30
-  workers:
-    description:
-      - Maximum number of devices pinging at the same time.
-    type: int
-    default: 8
-  hccn_tool_path:
-    description:
-      - Path of the C(hccn_tool) binary or of its directory. When unset, C(/usr/local/Ascend/driver/tools),
-        C(/usr/local/sbin), C(/usr/local/bin) and E(PATH) are searched.
-    type: path
-  npu_smi_path:
-    description:
-      - Path of the C(npu-smi) binary or of its directory, used to list the devices when O(devices) is not set.
-    type: path
+extends_documentation_fragment:
+  - npuops.ascend.tool_options
+  - npuops.ascend.tool_options.group
+  - npuops.ascend.attributes
+  - npuops.ascend.attributes.info_module
+  - npuops.ascend.attributes.actiongroup_npu
 attributes:
-  check_mode:
-    support: full
-    description: Only reads and pings, so it runs the same commands in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
   platform:
     support: full
     platforms: posix
     description: Linux nodes with the Ascend driver (C(hccn_tool)).
 notes:
   - A pair is RV(pairs[].reachable) when at least one reply came back; RV(pairs[].loss_pct) tells how many were lost.
-  - The source address of each device is read with C(hccn_tool -i N -ip -g) first; a device without an address gives
-    unreachable pairs with an error.
+  - The source address of each device is read with C(hccn_tool -i N -ip -g) first; a device without an address, or
+    whose address cannot be read, gives unreachable pairs with an error that says which of the two happened.
+  - O(npu_smi_path) is used only to list the devices when O(devices) is not set.
 seealso:
   - module: npuops.ascend.hccn_config
   - module: npuops.ascend.hccn_info
@@ -189,36 +174,33 @@ errors:
 """
 
 import ipaddress  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_tool import HccnTool, ping_argv  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import discover_devices  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool as hccn_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi as npu_parsers  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
+    ModuleFailure,
     Runner,
-    ToolError,
-    cmd_to_text,
-    find_tool,
     host_name,
+    in_parallel,
     parse_output,
-    sentence,
-    tool_output,
     unparsed_warning,
 )
-from ansible_collections.npuops.ascend.plugins.module_utils._state import is_busy  # noqa: E402
 
-BUSY_RETRY_DELAY = 1.0
+SIZE_MAX = 9702
 
 
-def ping_argv(tool, device, target, count=None, size=None):
-    """``hccn_tool -i D -ping -g address T [pkt N] [size S]``."""
-    argv = [tool, '-i', str(device), '-ping', '-g', 'address', target]
-    if count is not None:
-        argv += ['pkt', str(count)]
-    if size is not None:
-        argv += ['size', str(size)]
-    return argv
+def check_targets(targets):
+    """Every target as a dotted IPv4 address; a list of problems (empty when fine)."""
+    bad = []
+    for target in targets:
+        try:
+            ipaddress.IPv4Address(target)
+        except ValueError:
+            bad.append(repr(target))
+    return bad
 
 
 def ring_neighbours(targets, own):
@@ -243,15 +225,8 @@ def plan_targets(mode, targets, own, netmask=None):
             network = ipaddress.ip_interface('%s/%s' % (own, netmask)).network
         except ValueError:
             return []
-        return [t for t in targets if t != own and _in_network(t, network)]
+        return [t for t in targets if t != own and ipaddress.ip_address(t) in network]
     return [t for t in targets if t != own]
-
-
-def _in_network(address, network):
-    try:
-        return ipaddress.ip_address(address) in network
-    except ValueError:
-        return False
 
 
 def summarise(pairs):
@@ -266,44 +241,32 @@ def summarise(pairs):
 
 
 class Pinger:
-    def __init__(self, runner, tool, host, params):
-        self.runner = runner
-        self.tool = tool
-        self.host = host
+    def __init__(self, hccn, params):
+        self.hccn = hccn
         self.params = params
-        self.netmasks = {}
-
-    def call(self, argv):
-        """Run argv (``hccn_tool -i D ...``), retrying once on busy; a ToolError names the NPU and host."""
-        try:
-            rc, out, err = self.runner.run_retry_once(argv, is_busy, BUSY_RETRY_DELAY)
-        except ToolError as exc:
-            exc.msg = 'NPU %s on %s: %s' % (argv[2], self.host, exc.msg)
-            raise
-        return rc, out, err
 
     def source(self, device):
-        """Return (address or None, error dict or None, warnings)."""
-        argv = [self.tool, '-i', str(device), '-ip', '-g']
-        rc, out, err = self.call(argv)
-        if rc != 0:
-            words = tool_output(out, err)
-            return None, {'device': device, 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err,
-                          'msg': 'NPU %s on %s: %s failed (rc=%s): %s The port needs an address before it can ping; '
-                                 'configure it with npuops.ascend.hccn_config.'
-                                 % (device, self.host, cmd_to_text(argv), rc, sentence(words))}, []
-        parsed, unparsed = parse_output(hccn_parsers.PARSERS['ip'], argv, out)
-        warnings = [unparsed_warning(argv, unparsed)] if unparsed else []
-        self.netmasks[device] = parsed.get('netmask')
-        return parsed.get('address'), None, warnings
+        """Return (address, netmask, error dict or None, warnings)."""
+        reading = self.hccn.read(device, 'ip')
+        if reading.parsed is not None and reading.parsed.get('address'):
+            return reading.parsed['address'], reading.parsed.get('netmask'), None, reading.warnings()
+        reply = reading.reply
+        subject = self.hccn.subject(device)
+        if reply.ok:
+            msg = ('%s: %s printed no address. The port needs one before it can ping; configure it with '
+                   'npuops.ascend.hccn_config.' % (subject, _hccn_tool.command_string(reply.argv)))
+        elif reading.meaning == _hccn_tool.UNSET:
+            msg = reply.failure(subject, 'It cannot ping without one.').msg
+        else:
+            msg = reply.failure(subject, 'The address of the port could not be read, so it did not ping.').msg
+        return None, None, dict(reply.detail(), device=device, msg=msg), reading.warnings()
 
     def ping(self, device, source, target):
         """Return (pair, error dict or None, warnings)."""
         pair = {'device': device, 'source': source, 'target': target, 'reachable': False, 'loss_pct': None, 'rtt_avg_ms': None}
-        argv = ping_argv(self.tool, device, target, self.params['count'], self.params['size'])
-        rc, out, err = self.call(argv)
-        parsed, unparsed = parse_output(hccn_parsers.PARSERS['ping'], argv, out)
-        warnings = [unparsed_warning(argv, unparsed)] if unparsed else []
+        reply = self.hccn.call(ping_argv(self.hccn.path, device, target, self.params['count'], self.params['size']))
+        parsed, unparsed = parse_output(hccn_parsers.PARSERS['ping'], reply.argv, reply.stdout)
+        warnings = [unparsed_warning(reply.argv, unparsed)] if unparsed else []
         if parsed.get('loss_pct') is not None:
             # an unreachable peer makes hccn_tool exit non-zero after printing the statistics: that is data
             rtts = parsed.get('rtt_ms') or []
@@ -312,27 +275,26 @@ class Pinger:
             pair['reachable'] = bool(received) if received is not None else parsed['loss_pct'] < 100.0
             pair['rtt_avg_ms'] = round(sum(rtts) / len(rtts), 3) if rtts else None
             return pair, None, warnings
-        words = tool_output(out, err)
-        hint = ''
-        if 'unknown option' in words.lower() and self.params['size'] is not None:
-            hint = ' This hccn_tool does not accept a packet size for -ping: drop the size option.'
-        msg = 'NPU %s on %s: %s failed (rc=%s): %s%s' % (device, self.host, cmd_to_text(argv), rc, sentence(words), hint)
-        pair['error'] = msg
-        return pair, {'device': device, 'cmd': cmd_to_text(argv), 'rc': rc, 'stdout': out, 'stderr': err, 'msg': msg}, warnings
+        then = ''
+        if reply.error and reply.error['error'] == 'unknown_option' and self.params['size'] is not None:
+            then = 'This hccn_tool does not accept a packet size for -ping: drop the size option.'
+        failure = reply.failure(self.hccn.subject(device), then)
+        pair['error'] = failure.msg
+        return pair, dict(reply.detail(), device=device, msg=failure.msg), warnings
 
     def run_device(self, device):
         """All pings of one device, one after another. Returns (pairs, errors, warnings)."""
-        own, error, warnings = self.source(device)
+        own, netmask, error, warnings = self.source(device)
         if error:
-            # without its own address a device cannot be placed in a ring; in a mesh every target is unreachable
-            targets = self.params['targets'] if self.params['mode'] == 'mesh' else []  # subnet and ring need the address
+            # without its own address a device cannot be placed in a ring or a subnet; in a mesh every target is unreachable
+            targets = self.params['targets'] if self.params['mode'] == 'mesh' else []
             pairs = [{'device': device, 'source': None, 'target': t, 'reachable': False, 'loss_pct': None,
                       'rtt_avg_ms': None, 'error': error['msg']} for t in targets]
             return pairs, [error], warnings
-        targets = plan_targets(self.params['mode'], self.params['targets'], own, self.netmasks.get(device))
+        targets = plan_targets(self.params['mode'], self.params['targets'], own, netmask)
         if targets is None:
-            msg = ('NPU %s on %s: its address %s is not in targets, so its ring neighbours are unknown; pass every NPU '
-                   'address of the PoD in targets.' % (device, self.host, own))
+            msg = ('%s: its address %s is not in targets, so its ring neighbours are unknown; pass every NPU address of '
+                   'the PoD in targets.' % (self.hccn.subject(device), own))
             return [], [{'device': device, 'cmd': None, 'rc': None, 'stdout': '', 'stderr': '', 'msg': msg}], warnings + [msg]
         pairs = []
         errors = []
@@ -345,76 +307,59 @@ class Pinger:
         return pairs, errors, warnings
 
 
-def discover_devices(module, runner, params):
-    npu_smi = find_tool(module, 'npu-smi', params['npu_smi_path'])
-    argv = [npu_smi, 'info', '-l']
-    rc, out, err = runner.run(argv)
-    if rc != 0:
-        raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                        msg='%s: %s failed (rc=%s): %s Set the devices option.' % (
-                            host_name(), cmd_to_text(argv), rc, sentence(tool_output(out, err))))
-    parsed, unparsed = parse_output(npu_parsers.PARSERS['list'], argv, out)
-    if unparsed:
-        module.warn(unparsed_warning(argv, unparsed))
-    devices = sorted(set(d['npu'] for d in parsed.get('devices') or [] if isinstance(d.get('npu'), int)))
-    if not devices:
-        raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                        msg='%s: %s lists no NPU. Check the driver, or set the devices option.' % (host_name(), cmd_to_text(argv)))
-    return devices
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            targets=dict(type='list', elements='str', required=True),
-            mode=dict(type='str', choices=['mesh', 'ring', 'subnet'], default='mesh'),
-            devices=dict(type='list', elements='int'),
-            count=dict(type='int'),
-            size=dict(type='int'),
-            fail_on_unreachable=dict(type='bool', default=False),
-            timeout=dict(type='int', default=30),
-            workers=dict(type='int', default=8),
-            hccn_tool_path=dict(type='path'),
-            npu_smi_path=dict(type='path'),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    if params['timeout'] < 0 or params['workers'] < 1:
-        module.fail_json(msg='hccn_ping: timeout must be >= 0 and workers >= 1.')
-    if params['count'] is not None and params['count'] < 1:
-        module.fail_json(msg='hccn_ping: count must be 1 or more (got %s).' % params['count'])
-    if params['size'] is not None and not 1 <= params['size'] <= 9702:
-        module.fail_json(msg='hccn_ping: size must be between 1 and 9702 bytes (got %s); 8972 fills an MTU of 9000.'
-                             % params['size'])
+def run(module, params, warnings):
     host = host_name()
-    try:
-        runner = Runner(module, params['timeout'])
-        tool = find_tool(module, 'hccn_tool', params['hccn_tool_path'])
-        devices = sorted(set(params['devices'])) if params['devices'] else discover_devices(module, runner, params)
-        pinger = Pinger(runner, tool, host, params)
-        workers = max(1, min(params['workers'], len(devices)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(pinger.run_device, devices))
-    except ToolError as exc:
-        module.fail_json(**exc.result())
-    pairs = []
-    errors = []
-    for dev_pairs, dev_errors, warnings in results:
-        pairs.extend(dev_pairs)
-        errors.extend(dev_errors)
-        for warning in warnings:
-            module.warn(warning)
-    summary = summarise(pairs)
-    result = {'changed': False, 'pairs': pairs, 'summary': summary, 'errors': errors}
+    bad = check_targets(params['targets'])
+    if bad:
+        raise ModuleFailure('targets must be IPv4 addresses; not valid: %s. Nothing was pinged.' % ', '.join(bad), subject=host)
+    runner = Runner(module, params['timeout'])
+    hccn = HccnTool.find(module, runner, params['hccn_tool_path'], host)
+    devices, more = discover_devices(module, runner, params['devices'], params['npu_smi_path'], host,
+                                     then='Set the devices option.')
+    warnings.extend(more)
+    pinger = Pinger(hccn, params)
+    pairs, errors = [], []
+    for outcome in in_parallel(pinger.run_device, sorted(devices), params['workers']):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        pairs.extend(outcome[0])
+        errors.extend(outcome[1])
+        warnings.extend(outcome[2])
+    result = {'changed': False, 'pairs': pairs, 'summary': summarise(pairs), 'errors': errors}
+    if not params['fail_on_unreachable']:
+        return result
     bad = [p for p in pairs if not p['reachable']]
-    if params['fail_on_unreachable'] and (bad or errors):
+    if not pairs and not errors:
+        raise ModuleFailure('no NPU pair was pinged (targets: %d, mode %s), so reachability was not checked. Give the '
+                            'addresses of the peer NPUs in targets.' % (len(params['targets']), params['mode']),
+                            subject=host, **result)
+    if bad or errors:
         shown = '; '.join('NPU %s -> %s' % (p['device'], p['target']) for p in bad[:8])
         more = ' (and %d more)' % (len(bad) - 8) if len(bad) > 8 else ''
         extra = ' ' + errors[0]['msg'] if errors else ''
-        module.fail_json(msg='%s: %d of %d NPU pairs unreachable: %s%s. Check links (hccn_tool -i N -link -g), '
-                             'addresses and switch ports.%s' % (host, len(bad), len(pairs), shown, more, extra), **result)
-    module.exit_json(**result)
+        raise ModuleFailure('%d of %d NPU pairs unreachable: %s%s. Check links (hccn_tool -i N -link -g), addresses and '
+                            'switch ports.%s' % (len(bad), len(pairs), shown, more, extra), subject=host, **result)
+    return result
+
+
+def main():
+    argument_spec = dict(
+        targets=dict(type='list', elements='str', required=True),
+        mode=dict(type='str', choices=['mesh', 'ring', 'subnet'], default='mesh'),
+        devices=dict(type='list', elements='int'),
+        count=dict(type='int'),
+        size=dict(type='int'),
+        fail_on_unreachable=dict(type='bool', default=False),
+    )
+    argument_spec.update(tool_options())
+    module = build_module('hccn_ping', argument_spec, supports_check_mode=True)
+    params = module.params
+    if params['count'] is not None and params['count'] < 1:
+        module.fail_json(msg='hccn_ping: count must be 1 or more (got %s).' % params['count'])
+    if params['size'] is not None and not 1 <= params['size'] <= SIZE_MAX:
+        module.fail_json(msg='hccn_ping: size must be between 1 and %d bytes (got %s); 8972 fills an MTU of 9000.'
+                             % (SIZE_MAX, params['size']))
+    execute(module, lambda warnings: run(module, params, warnings))
 
 
 if __name__ == '__main__':

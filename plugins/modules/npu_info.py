@@ -43,30 +43,13 @@ options:
       - An id that C(npu-smi) does not list fails the task before any per-device call.
     type: list
     elements: int
-  npu_smi_path:
-    description:
-      - Path of the C(npu-smi) binary, or of the directory holding it.
-      - When set, only this place is used. When unset, C(/usr/local/Ascend/driver/tools), C(/usr/local/sbin),
-        C(/usr/local/bin) and then E(PATH) are searched.
-    type: path
-  timeout:
-    description:
-      - Seconds each C(npu-smi) call may take before it is stopped (through coreutils C(timeout -k 5)).
-      - V(0) disables the limit. Without the C(timeout) binary on the node calls are not limited.
-    type: int
-    default: 30
-  workers:
-    description:
-      - Maximum number of C(npu-smi) calls running at the same time.
-    type: int
-    default: 8
+extends_documentation_fragment:
+  - npuops.ascend.tool_options
+  - npuops.ascend.tool_options.group
+  - npuops.ascend.attributes
+  - npuops.ascend.attributes.info_module
+  - npuops.ascend.attributes.actiongroup_npu
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same read-only commands in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
   platform:
     support: full
     platforms: posix
@@ -108,6 +91,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+errors:
+  description: Views that could not be read without failing the task (none today; every npu-smi failure fails it).
+  returned: success
+  type: list
+  elements: dict
 version:
   description: The npu-smi (driver) version from the title of the C(npu-smi info) table.
   returned: success
@@ -231,70 +219,12 @@ stderr:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, info_result, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import DEVICE_VIEWS, NODE_VIEWS, NpuSmi, device_ids  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._runner import Runner, ToolError, host_name  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi as npu_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
-    DEFAULT_TIMEOUT,
-    DEFAULT_WORKERS,
-    Runner,
-    ToolError,
-    cmd_to_text,
-    find_tool,
-    host_name,
-    parse_output,
-    sentence,
-    tool_output,
-    unparsed_warning,
-)
-
-# Per-device subsets: subset name -> npu-smi view (`npu-smi info -t <view> -i <N>`) and parser key.
-DEVICE_VIEWS = {
-    'board': ('board', 'board'),
-    'health': ('health', 'health'),
-    'ecc': ('ecc', 'ecc'),
-    'temp': ('temp', 'temp'),
-    'power': ('power', 'power'),
-    'usages': ('usages', 'usages'),
-    'pcie_err': ('pcie-err', 'pcie_err'),
-    'memory': ('memory', 'memory'),
-}
-# Node-wide subsets: one call for all devices.
-NODE_VIEWS = {
-    'topo': (['info', '-t', 'topo'], 'topo'),
-    'mapping': (['info', '-m'], 'mapping'),
-}
 ALL_SUBSETS = sorted(list(DEVICE_VIEWS) + list(NODE_VIEWS) + ['processes'])
 DEFAULT_SUBSET = ['board', 'health', 'usages', 'topo', 'processes']
-
-# npu-smi error text -> what to do. First match wins.
-NPU_SMI_HINTS = (
-    ('device is used', 'Another process or container holds the NPU: stop it, or run this where the device is visible.'),
-    ('Invalid card id', 'The NPU id does not exist on this host: compare the devices option with `npu-smi info -l`.'),
-    ('Invalid chip id', 'The chip id does not exist on this NPU: check `npu-smi info -m`.'),
-    ('does not support querying', 'This driver or product does not offer that view: remove it from gather_subset.'),
-    ('initialize failed', 'The driver is not loaded or not usable: check the driver installation, dmesg and `npu-smi info`.'),
-    ('There is no NPU card', 'No NPU is visible: check the driver installation and, in a container, the device mounts.'),
-)
-DEFAULT_HINT = 'Run the command on the host to see the full error, and check the driver with `npu-smi info`.'
-
-
-def npu_smi_hint(text):
-    for needle, hint in NPU_SMI_HINTS:
-        if needle.lower() in text.lower():
-            return hint
-    return DEFAULT_HINT
-
-
-def check_result(argv, result, device=None):
-    """Raise a ToolError for a failed npu-smi call; return (rc, stdout, stderr) otherwise."""
-    rc, out, err = result
-    if rc == 0:
-        return result
-    subject = 'NPU %s on %s' % (device, host_name()) if device is not None else host_name()
-    words = tool_output(out, err)
-    raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                    msg='%s: %s failed (rc=%s): %s %s' % (subject, cmd_to_text(argv), rc, sentence(words), npu_smi_hint(words)))
 
 
 def resolve_subsets(requested):
@@ -305,25 +235,15 @@ def resolve_subsets(requested):
     return requested
 
 
-def device_ids(parsed):
-    """NPU ids from a parsed `info` table or `info -l` listing, in order, without duplicates."""
-    ids = []
-    for item in parsed.get('devices') or []:
-        npu = item.get('npu') if isinstance(item, dict) else item
-        if isinstance(npu, int) and npu not in ids:
-            ids.append(npu)
-    return ids
-
-
-def choose_devices(found, requested):
+def choose_devices(found, requested, host):
     """Decide which devices to report; fail on ids npu-smi does not list."""
     if not requested:
         return list(found)
     missing = [dev for dev in requested if dev not in found]
     if missing:
-        raise ToolError(msg='NPU %s on %s: not listed by npu-smi (found %s). Fix the devices option; '
-                            '`npu-smi info -l` lists the NPUs of the host.'
-                            % (', '.join(str(dev) for dev in missing), host_name(), found or 'none'))
+        raise ToolError(subject='NPU %s on %s' % (', '.join(str(dev) for dev in missing), host),
+                        msg='not listed by npu-smi (found %s). Fix the devices option; `npu-smi info -l` lists the NPUs '
+                            'of the host.' % (found or 'none'))
     return [dev for dev in found if dev in requested]
 
 
@@ -345,134 +265,90 @@ def find_health(data):
     return None
 
 
-class NpuInfo:
-    """Reads npu-smi. Collects warnings; raises ToolError; never calls fail_json."""
+def gather(npu_smi, subsets, requested_devices, workers):
+    """Read the table, the node views and the per-device views; the info result. Raises ModuleFailure."""
+    # 1. the summary table and the node-wide views, together
+    node_views = [name for name in sorted(NODE_VIEWS) if name in subsets]
+    argvs = [npu_smi.info_argv()] + [npu_smi.node_view_argv(name) for name in node_views]
+    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True)
+    table = npu_smi.parse('info', argvs[0], npu_smi.check(argvs[0], results[0]))
+    npu_smi.version = table.get('version')
+    node = dict((name, npu_smi.parse(NODE_VIEWS[name][1], argv, npu_smi.check(argv, result)))
+                for name, argv, result in zip(node_views, argvs[1:], results[1:]))
 
-    def __init__(self, module, runner, npu_smi):
-        self.module = module
-        self.runner = runner
-        self.npu_smi = npu_smi
-        self.warnings = []
-        self.version = None
+    # 2. decide the devices
+    found = device_ids(table) or npu_smi.list_devices()
+    devices = choose_devices(found, requested_devices, npu_smi.host)
 
-    def parse(self, key, argv, text):
-        data, unparsed = parse_output(npu_parsers.PARSERS[key], argv, text)
-        for warning in data.pop('warnings', None) or []:
-            self.warnings.append('%s: %s' % (cmd_to_text(argv), warning))
-        if unparsed:
-            self.warnings.append(unparsed_warning(argv, unparsed, self.version))
-        return data
+    # 3. the per-device views, all concurrently
+    plan = [(dev, name) for dev in devices for name in sorted(DEVICE_VIEWS) if name in subsets]
+    argvs = [npu_smi.view_argv(name, dev) for dev, name in plan]
+    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True)
+    per_device = {}
+    for (dev, name), argv, result in zip(plan, argvs, results):
+        per_device.setdefault(dev, {})[name] = npu_smi.parse(DEVICE_VIEWS[name][1], argv, npu_smi.check(argv, result, dev))
+    return assemble(npu_smi.version, table, node, devices, per_device, subsets)
 
-    def gather(self, subsets, requested_devices, workers):
-        # 1. the summary table and the node-wide views, together
-        node_views = [name for name in sorted(NODE_VIEWS) if name in subsets]
-        first = [[self.npu_smi, 'info']] + [[self.npu_smi] + NODE_VIEWS[name][0] for name in node_views]
-        results = self.runner.run_many(first, workers, return_exceptions=True)
-        for result in results:
-            if isinstance(result, ToolError):
-                result.msg = '%s: %s' % (host_name(), result.msg)
-                raise result
-        table_argv = first[0]
-        table = self.parse('info', table_argv, check_result(table_argv, results[0])[1])
-        self.version = table.get('version')
-        node = {}
-        for name, argv, result in zip(node_views, first[1:], results[1:]):
-            node[name] = self.parse(NODE_VIEWS[name][1], argv, check_result(argv, result)[1])
 
-        # 2. decide the devices
-        found = device_ids(table)
-        if not found:
-            list_argv = [self.npu_smi, 'info', '-l']
-            found = device_ids(self.parse('list', list_argv, check_result(list_argv, self.runner.run(list_argv))[1]))
-        devices = choose_devices(found, requested_devices)
+def assemble(version, table, node, devices, per_device, subsets):
+    rows = {}
+    for row in table.get('devices') or []:
+        rows.setdefault(row.get('npu'), dict(row))
+    topo_rows = dict((row.get('npu'), row) for row in (node.get('topo') or {}).get('devices') or [])
+    mapping_rows = (node.get('mapping') or {}).get('devices') or []
+    entries = {}
+    for dev in devices:
+        entry = {'info': rows.get(dev, {'npu': dev})}
+        entry.update(per_device.get(dev, {}))
+        if 'topo' in subsets:
+            entry['topo'] = topo_rows.get(dev, {})
+        if 'mapping' in subsets:
+            entry['mapping'] = [row for row in mapping_rows if row.get('npu') == dev]
+        entries[str(dev)] = entry
+    processes = [proc for proc in table.get('processes') or [] if proc.get('npu') in devices]
+    facts = {'version': version, 'summary': summarise(version, devices, entries, processes)}
+    if 'processes' in subsets:
+        facts['processes'] = processes
+    return info_result(entries, [], **facts)
 
-        # 3. the per-device views, all concurrently
-        plan = [(dev, name) for dev in devices for name in sorted(DEVICE_VIEWS) if name in subsets]
-        argvs = [[self.npu_smi, 'info', '-t', DEVICE_VIEWS[name][0], '-i', str(dev)] for dev, name in plan]
-        results = self.runner.run_many(argvs, workers, return_exceptions=True)
-        per_device = {}
-        for (dev, name), argv, result in zip(plan, argvs, results):
-            if isinstance(result, ToolError):
-                result.msg = 'NPU %s on %s: %s' % (dev, host_name(), result.msg)
-                raise result
-            out = check_result(argv, result, dev)[1]
-            per_device.setdefault(dev, {})[name] = self.parse(DEVICE_VIEWS[name][1], argv, out)
 
-        return self.assemble(table, node, devices, per_device, subsets)
-
-    def assemble(self, table, node, devices, per_device, subsets):
-        rows = {}
-        for row in table.get('devices') or []:
-            rows.setdefault(row.get('npu'), dict(row))
-        topo_rows = {row.get('npu'): row for row in (node.get('topo') or {}).get('devices') or []}
-        mapping_rows = (node.get('mapping') or {}).get('devices') or []
-
-        result_devices = {}
-        for dev in devices:
-            entry = {'info': rows.get(dev, {'npu': dev})}
-            entry.update(per_device.get(dev, {}))
-            if 'topo' in subsets:
-                entry['topo'] = topo_rows.get(dev, {})
-            if 'mapping' in subsets:
-                entry['mapping'] = [row for row in mapping_rows if row.get('npu') == dev]
-            result_devices[str(dev)] = entry
-
-        processes = [proc for proc in table.get('processes') or [] if proc.get('npu') in devices]
-        result = {
-            'version': self.version,
-            'count': len(devices),
-            'devices': result_devices,
-            'summary': self.summarise(devices, result_devices, processes),
-        }
-        if 'processes' in subsets:
-            result['processes'] = processes
-        return result
-
-    def summarise(self, devices, result_devices, processes):
-        unhealthy = []
-        for dev in devices:
-            entry = result_devices[str(dev)]
-            words = [entry['info'].get('health')]
-            if 'health' in entry:
-                words.append(find_health(entry['health']))
-            if any(word is not None and word != 'OK' for word in words) or words[0] is None:
-                unhealthy.append(dev)
-        boards = [result_devices[str(dev)].get('board') or {} for dev in devices]
-        first_board = boards[0] if boards else {}
-        return {
-            'all_healthy': not unhealthy and bool(devices),
-            'unhealthy': unhealthy,
-            'busy': sorted({proc['npu'] for proc in processes if isinstance(proc.get('npu'), int)}),
-            'driver_version': first_board.get('software_version') or self.version,
-            'firmware_version': first_board.get('firmware_version'),
-        }
+def summarise(version, devices, entries, processes):
+    unhealthy = []
+    for dev in devices:
+        entry = entries[str(dev)]
+        words = [entry['info'].get('health')]
+        if 'health' in entry:
+            words.append(find_health(entry['health']))
+        if any(word is not None and word != 'OK' for word in words) or words[0] is None:
+            unhealthy.append(dev)
+    boards = [entries[str(dev)].get('board') or {} for dev in devices]
+    first_board = boards[0] if boards else {}
+    return {
+        'all_healthy': not unhealthy and bool(devices),
+        'unhealthy': unhealthy,
+        'busy': sorted(set(proc['npu'] for proc in processes if isinstance(proc.get('npu'), int))),
+        'driver_version': first_board.get('software_version') or version,
+        'firmware_version': first_board.get('firmware_version'),
+    }
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            gather_subset=dict(type='list', elements='str', choices=['all'] + ALL_SUBSETS, default=list(DEFAULT_SUBSET)),
-            devices=dict(type='list', elements='int'),
-            npu_smi_path=dict(type='path'),
-            timeout=dict(type='int', default=DEFAULT_TIMEOUT),
-            workers=dict(type='int', default=DEFAULT_WORKERS),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        gather_subset=dict(type='list', elements='str', choices=['all'] + ALL_SUBSETS, default=list(DEFAULT_SUBSET)),
+        devices=dict(type='list', elements='int'),
     )
+    argument_spec.update(tool_options())
+    module = build_module('npu_info', argument_spec, supports_check_mode=True)
     params = module.params
-    if params['timeout'] < 0 or params['workers'] < 1:
-        module.fail_json(msg='npu_info: timeout must be >= 0 and workers >= 1 (got timeout=%s, workers=%s).'
-                             % (params['timeout'], params['workers']))
-    try:
-        npu_smi = find_tool(module, 'npu-smi', params['npu_smi_path'])
-        reader = NpuInfo(module, Runner(module, params['timeout']), npu_smi)
-        facts = reader.gather(resolve_subsets(params['gather_subset']), params['devices'], params['workers'])
-    except ToolError as exc:
-        module.fail_json(**exc.result())
-    else:
-        for warning in reader.warnings:
-            module.warn(warning)
-        module.exit_json(changed=False, **facts)
+
+    def work(warnings):
+        npu_smi = NpuSmi.find(module, Runner(module, params['timeout']), params['npu_smi_path'], host_name())
+        try:
+            return gather(npu_smi, resolve_subsets(params['gather_subset']), params['devices'], params['workers'])
+        finally:
+            warnings.extend(npu_smi.warnings)
+
+    execute(module, work)
 
 
 if __name__ == '__main__':

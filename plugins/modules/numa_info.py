@@ -29,29 +29,20 @@ options:
     description:
       - Path of the C(lscpu) binary, or of the directory holding it. Searched like O(numactl_path) when unset.
     type: path
-  npu_smi_path:
-    description:
-      - Path of the C(npu-smi) binary, or of the directory holding it. Searched like O(numactl_path) when unset.
-    type: path
-  timeout:
-    description:
-      - Seconds each call may take before it is stopped (through coreutils C(timeout -k 5)).
-      - V(0) disables the limit. Without the C(timeout) binary on the node calls are not limited.
-    type: int
-    default: 30
+extends_documentation_fragment:
+  - npuops.ascend.tool_options
+  - npuops.ascend.tool_options.group
+  - npuops.ascend.attributes
+  - npuops.ascend.attributes.info_module
+  - npuops.ascend.attributes.actiongroup_npu
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same read-only commands in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
   platform:
     support: full
     platforms: posix
     description: Linux nodes with numactl, util-linux (lscpu) and the Ascend driver (npu-smi).
 notes:
-  - NPU keys in RV(npu) are strings (V('0') ... V('7')), as in every JSON result.
+  - NPU keys in RV(devices) and RV(npu) are strings (V('0') ... V('7')), as in every JSON result.
+  - The three tools run concurrently (O(workers) does not limit them); O(hccn_tool_path) is not used.
   - On an Atlas 800T A2 (4 x Kunpeng 920, 192 CPUs) there are 8 NUMA nodes of 24 CPUs, and two NPUs share each of
     the nodes 0, 2, 4 and 6.
 seealso:
@@ -69,6 +60,20 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+count:
+  description: Number of NPUs in RV(devices).
+  returned: success
+  type: int
+  sample: 8
+devices:
+  description: Per NPU (keyed by the NPU id as a string), the same entries as RV(npu).
+  returned: success
+  type: dict
+errors:
+  description: Parts that could not be read without failing the task (none today; every tool failure fails it).
+  returned: success
+  type: list
+  elements: dict
 nodes:
   description: The NUMA nodes from C(numactl -H) (from C(lscpu) when numactl lists none, then without memory).
   returned: success
@@ -96,7 +101,9 @@ distances:
   elements: list
   sample: [[10, 11], [11, 10]]
 npu:
-  description: Per NPU (keyed by the NPU id as a string), from the C(CPU Affinity) column of C(npu-smi info -t topo).
+  description:
+    - Per NPU (keyed by the NPU id as a string), from the C(CPU Affinity) column of C(npu-smi info -t topo).
+    - The same entries as RV(devices), under the name the stage roles use.
   returned: success
   type: dict
   contains:
@@ -144,41 +151,21 @@ stderr:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi as npu_parsers  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, info_result, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._host_tools import Lscpu, Numactl  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import NODE_VIEWS, NpuSmi  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import numa as numa_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
-    DEFAULT_TIMEOUT,
-    Runner,
-    ToolError,
-    cmd_to_text,
-    find_tool,
-    host_name,
-    parse_output,
-    sentence,
-    tool_output,
-    unparsed_warning,
-)
-
-# tool -> (path option, extra argv, parser)
-SOURCES = (
-    ('numactl', 'numactl_path', ['-H'], numa_parsers.PARSERS['numactl']),
-    ('lscpu', 'lscpu_path', [], numa_parsers.PARSERS['lscpu']),
-    ('npu-smi', 'npu_smi_path', ['info', '-t', 'topo'], npu_parsers.PARSERS['topo']),
-)
-HINTS = {
-    'numactl': 'Check that the kernel has NUMA support (numactl -H must work on the host).',
-    'lscpu': 'Run lscpu on the host to see the error.',
-    'npu-smi': 'Check the driver with `npu-smi info`; another process or container may hold the NPUs.',
-}
+from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, Runner, host_name, parse_output, unparsed_warning  # noqa: E402
 
 
 def expand_cpus(text):
-    """'0-23,48' -> [0, ..., 23, 48]; None or '-' -> []."""
+    """'0-23,48' -> [0, ..., 23, 48]; None, '-', 'NA' or an unreadable list -> []."""
     if not text or text.strip() in ('-', 'NA'):
         return []
-    return numa_parsers.expand_cpu_list(text)
+    try:
+        return numa_parsers.expand_cpu_list(text)
+    except ValueError:
+        return []
 
 
 def numa_node_of(cpus, nodes):
@@ -211,58 +198,44 @@ def merge(numactl, lscpu, topo):
     if not isinstance(cpus_total, int):
         cpus_total = sum(len(node['cpus']) for node in nodes)
     sockets = lscpu.get('sockets')
-    return {
-        'nodes': nodes,
-        'distances': numactl.get('distances') or [],
-        'npu': npu,
-        'cpus_total': cpus_total,
-        'sockets': sockets if isinstance(sockets, int) else None,
-        'model_name': lscpu.get('model_name'),
-    }
+    return info_result(npu, [], nodes=nodes, distances=numactl.get('distances') or [], npu=npu, cpus_total=cpus_total,
+                       sockets=sockets if isinstance(sockets, int) else None, model_name=lscpu.get('model_name'))
 
 
-def gather(module, params):
-    """Find and run the three tools concurrently, parse, merge. Raises ToolError."""
-    argvs = [[find_tool(module, tool, params[option])] + args for tool, option, args, _parser in SOURCES]
-    results = Runner(module, params['timeout']).run_many(argvs, workers=len(argvs), return_exceptions=True)
+def gather(module, params, warnings):
+    """Find and run the three tools concurrently, parse, merge. Raises ModuleFailure."""
+    host = host_name()
+    runner = Runner(module, params['timeout'])
+    numactl = Numactl.find(module, params['numactl_path'], host)
+    lscpu = Lscpu.find(module, params['lscpu_path'], host)
+    npu_smi = NpuSmi.find(module, runner, params['npu_smi_path'], host)
+    argvs = [numactl.argv(), lscpu.argv(), npu_smi.node_view_argv('topo')]
+    results = runner.run_many(argvs, workers=len(argvs), return_exceptions=True)
     parsed = []
-    warnings = []
-    for (tool, _option, _args, parser), argv, result in zip(SOURCES, argvs, results):
-        if isinstance(result, ToolError):
-            result.msg = '%s: %s' % (host_name(), result.msg)
+    for tool, argv, result in zip((numactl, lscpu), argvs, results):
+        if isinstance(result, ModuleFailure):
+            raise result.at(host)
+        if isinstance(result, BaseException):
             raise result
-        rc, out, err = result
-        if rc != 0:
-            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s: %s failed (rc=%s): %s %s'
-                                % (host_name(), cmd_to_text(argv), rc, sentence(tool_output(out, err)), HINTS[tool]))
-        data, unparsed = parse_output(parser, argv, out)
+        data, unparsed = parse_output(tool.parser, argv, tool.check(argv, *result))
         if unparsed:
             warnings.append(unparsed_warning(argv, unparsed))
         parsed.append(data)
-    return merge(*parsed), warnings
+    try:
+        parsed.append(npu_smi.parse(NODE_VIEWS['topo'][1], argvs[2], npu_smi.check(argvs[2], results[2])))
+    finally:
+        warnings.extend(npu_smi.warnings)
+    return merge(*parsed)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            numactl_path=dict(type='path'),
-            lscpu_path=dict(type='path'),
-            npu_smi_path=dict(type='path'),
-            timeout=dict(type='int', default=DEFAULT_TIMEOUT),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        numactl_path=dict(type='path'),
+        lscpu_path=dict(type='path'),
     )
-    if module.params['timeout'] < 0:
-        module.fail_json(msg='numa_info: timeout must be >= 0 (got %s).' % module.params['timeout'])
-    try:
-        facts, warnings = gather(module, module.params)
-    except ToolError as exc:
-        module.fail_json(**exc.result())
-    else:
-        for warning in warnings:
-            module.warn(warning)
-        module.exit_json(changed=False, **facts)
+    argument_spec.update(tool_options())
+    module = build_module('numa_info', argument_spec, supports_check_mode=True)
+    execute(module, lambda warnings: gather(module, module.params, warnings))
 
 
 if __name__ == '__main__':

@@ -58,6 +58,8 @@ def test_untuned_defaults(sim):
     assert table[0] == "dscp      tc" and len(table) == 65 and table[34] == "  33       2"
     assert sim.run("hccn_tool", "-i", "5", "-ip", "-g")[1] == "ipaddr:10.20.5.11\nnetmask:255.255.255.0\n"
     assert sim.run("hccn_tool", "-i", "0", "-gateway", "-g") == (2, "", "Get gateway failed, because no gateway was preset there!\n")
+    # the driver source prints the device's netdetect address whatever it is: 0.0.0.0 when none is set
+    assert sim.run("hccn_tool", "-i", "0", "-netdetect", "-g") == (0, "netdetect addr: 0.0.0.0\n", "")
     assert sim.run("cpupower", "frequency-info", "-p")[1].count('"ondemand"') == 1
 
 

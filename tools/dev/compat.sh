@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Managed nodes run Python 3.9 / 3.10 (openEuler 22.03, Ubuntu 22.04). The parsers, the
-# desired-state layer and the simulator need only the standard library, so their tests run
-# on those interpreters too (from the image's pyenv builds), in small venvs with pytest.
+# Managed nodes run Python 3.9 / 3.10 (openEuler 22.03, Ubuntu 22.04). Everything that runs on
+# a node (the modules, module_utils with the parsers, and the simulator) is tested on those
+# interpreters too (from the image's pyenv builds), in small venvs with pytest. The modules
+# import Ansible's module_utils, which the controller ships with every module; here the
+# installed ansible-core package is put on the path of the old interpreter for that.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+shim=$(mktemp -d /tmp/npuops-compat.XXXXXX)
+trap 'rm -rf "$shim"' EXIT
+ln -s "$(.venv/bin/python -c 'import ansible, os; print(os.path.dirname(ansible.__file__))')" "$shim/ansible"
 ran=0
 for want in 3.9 3.10; do
   py=""
@@ -15,13 +20,13 @@ for want in 3.9 3.10; do
     continue
   fi
   venv=.venv-py$want
-  if [ ! -x "$venv/bin/pytest" ]; then
+  if [ ! -x "$venv/bin/pytest" ] || ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
     "$py" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check 'pytest==8.3.5'
+    "$venv/bin/pip" install -q --disable-pip-version-check 'pytest==8.3.5' 'PyYAML==6.0.2'
   fi
   echo "compat: Python $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')"
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/unit/plugins/module_utils/test_parsers.py tests/unit/plugins/module_utils/test_state.py \
+  PYTHONPATH="$shim" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    tests/unit/plugins/module_utils tests/unit/plugins/modules \
     tests/sim --ignore=tests/sim/test_podctl.py
   ran=$((ran + 1))
 done

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import threading
 import time
 
 import pytest
@@ -12,12 +11,16 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _runner
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _runner
+from ansible_collections.npuops.ascend.plugins.module_utils._host_tools import Numactl
+from ansible_collections.npuops.ascend.tests.unit.plugins.fakes import RecordingRun
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import (
+    ModuleFailure,
     Runner,
     ToolError,
     cmd_to_text,
     find_tool,
+    in_parallel,
     parse_output,
     tool_output,
     unparsed_warning,
@@ -25,41 +28,32 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (
 
 
 class FakeModule:
-    """The two AnsibleModule methods the runner uses."""
+    """The two AnsibleModule methods the runner uses, over the recording fake.
+
+    ``replies`` maps the last argv element to a reply; anything else answers ``out <last arg>``.
+    """
 
     def __init__(self, replies=None, bins=None, delay=0.0):
-        self.replies = replies or {}
+        replies = replies or {}
         self.bins = bins or {}
-        self.delay = delay
-        self.calls = []
-        self.kwargs = []
         self.bin_lookups = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
+        self.run_command = RecordingRun(delay=delay, default=lambda argv: replies.get(argv[-1], (0, 'out ' + argv[-1], '')))
 
     def get_bin_path(self, arg, required=False, opt_dirs=None):
         self.bin_lookups.append((arg, list(opt_dirs or [])))
         return self.bins.get(arg)
 
-    def run_command(self, args, **kwargs):
-        with self._lock:
-            self.calls.append(list(args))
-            self.kwargs.append(kwargs)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            reply = self.replies.get(args[-1], (0, 'out ' + args[-1], ''))
-            if callable(reply):
-                reply = reply()
-            delay = self.delay(args) if callable(self.delay) else self.delay
-            time.sleep(delay)
-            if isinstance(reply, BaseException):
-                raise reply
-            return reply
-        finally:
-            with self._lock:
-                self.in_flight -= 1
+    @property
+    def calls(self):
+        return self.run_command.calls
+
+    @property
+    def kwargs(self):
+        return self.run_command.kwargs
+
+    @property
+    def max_in_flight(self):
+        return self.run_command.max_in_flight
 
 
 # ---------------------------------------------------------------- run
@@ -79,27 +73,6 @@ def test_run_returns_nonzero_rc_without_raising():
     module = FakeModule(replies={'-g': (13, '', 'Get ipconf failed, because no ip was preset there!\n')})
     assert Runner(module, timeout=0).run(['hccn_tool', '-i', '0', '-ip', '-g']) == (
         13, '', 'Get ipconf failed, because no ip was preset there!\n')
-
-
-def test_run_retry_once_retries_only_when_asked():
-    busy = (11, 'hccn_tool is busy, please try again.\n', '')
-    answers = iter([busy, (0, 'mtu:9000\n', '')])
-    module = FakeModule(replies={'-g': lambda: next(answers)})
-    runner = Runner(module, timeout=0)
-
-    def is_busy(rc, out, err):
-        return rc == 11 and 'busy' in out + err
-
-    assert runner.run_retry_once(['hccn_tool', '-i', '0', '-mtu', '-g'], is_busy, 0) == (0, 'mtu:9000\n', '')
-    assert len(module.calls) == 2
-    # a second busy answer is returned, not retried again
-    module = FakeModule(replies={'-g': busy})
-    assert Runner(module, timeout=0).run_retry_once(['hccn_tool', '-i', '0', '-mtu', '-g'], is_busy, 0) == busy
-    assert len(module.calls) == 2
-    # any other answer is not retried
-    module = FakeModule(replies={'-g': (4, '', 'Get invalid device id.\n')})
-    assert Runner(module, timeout=0).run_retry_once(['hccn_tool', '-i', '9', '-mtu', '-g'], is_busy, 0)[0] == 4
-    assert len(module.calls) == 1
 
 
 def test_run_prefixes_timeout_when_available():
@@ -272,7 +245,7 @@ def test_find_tool_extra_dirs_come_before_vendor_dirs():
 def test_find_tool_missing_says_where_it_looked(monkeypatch):
     monkeypatch.setattr(platform, 'node', lambda: 'node-07')
     with pytest.raises(ToolError) as caught:
-        find_tool(FakeModule(), 'hccn_tool')
+        find_tool(FakeModule(), 'hccn_tool', missing_hint=_hccn_tool.MISSING_HINT)
     msg = caught.value.msg
     assert msg.startswith('node-07: hccn_tool not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, '
                           '/usr/local/bin and PATH')
@@ -283,7 +256,7 @@ def test_find_tool_missing_says_where_it_looked(monkeypatch):
 def test_find_tool_missing_host_tool_reads_as_one_instruction(monkeypatch):
     monkeypatch.setattr(platform, 'node', lambda: 'node-07')
     with pytest.raises(ToolError) as caught:
-        find_tool(FakeModule(), 'numactl')
+        find_tool(FakeModule(), 'numactl', missing_hint=Numactl.missing_hint)
     assert caught.value.msg.endswith('and PATH. It comes with the numactl package; install it or set the path option '
                                      'of the module.')
 
@@ -362,3 +335,57 @@ def test_host_name(monkeypatch):
     assert _runner.host_name() == 'node-07'
     monkeypatch.setattr(platform, 'node', lambda: '')
     assert _runner.host_name() == 'this host'
+
+
+def test_find_tool_without_a_hint_says_a_package_may_be_missing(monkeypatch):
+    monkeypatch.setattr(platform, 'node', lambda: 'node-07')
+    with pytest.raises(ToolError) as caught:
+        find_tool(FakeModule(), 'sometool')
+    assert 'The package that provides it may be missing' in caught.value.msg
+
+
+# ---------------------------------------------------------------- one failure type, one subject
+
+
+def test_module_failure_subject_is_set_once_and_never_spliced():
+    failure = ModuleFailure('refusing to change NPU ports', changed=False, busy=[1])
+    assert failure.msg == 'refusing to change NPU ports'
+    assert failure.at('node-07', 3) is failure
+    assert failure.msg == 'NPU 3 on node-07: refusing to change NPU ports'
+    failure.at('elsewhere')   # already located: unchanged
+    assert failure.result() == {'msg': 'NPU 3 on node-07: refusing to change NPU ports', 'changed': False, 'busy': [1]}
+    assert str(failure) == failure.msg
+
+
+def test_tool_error_is_a_module_failure_with_the_call_keys():
+    err = ToolError(['hccn_tool', '-i', '0', '-ip', '-g'], 13, '', 'no ip\n', 'it failed', subject=_runner.where('n1', 0))
+    assert isinstance(err, ModuleFailure)
+    assert err.result() == {'msg': 'NPU 0 on n1: it failed', 'cmd': 'hccn_tool -i 0 -ip -g', 'rc': 13, 'stdout': '',
+                            'stderr': 'no ip\n'}
+
+
+def test_where():
+    assert _runner.where('n1') == 'n1'
+    assert _runner.where('n1', 0) == 'NPU 0 on n1'
+
+
+def test_failed_call_message_reads_as_sentences():
+    err = _runner.failed_call(['t', 'x'], 4, '', 'Get invalid device id', hint='Check it.', subject='n1', then='Nothing was changed.')
+    assert err.msg == 'n1: t x failed (rc=4): Get invalid device id. Check it. Nothing was changed.'
+    assert (err.rc, err.stderr) == (4, 'Get invalid device id')
+
+
+def test_in_parallel_keeps_order_collects_exceptions_and_runs_everything():
+    seen = []
+
+    def work(item):
+        seen.append(item)
+        time.sleep(0.01 * (4 - item))
+        if item == 1:
+            raise ValueError('one')
+        return item * 10
+
+    results = in_parallel(work, range(4), workers=4)
+    assert results[0] == 0 and isinstance(results[1], ValueError) and results[2:] == [20, 30]
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert in_parallel(work, [], workers=4) == []

@@ -6,29 +6,28 @@ Use in a test module::
 
     def test_x(run_module):
         res = run_module(hccn_info, {'devices': [0], 'queries': ['link']}, {
-            (HCCN, '-i', '0', '-link', '-g'): (0, capture('hccn_tool_-link_-g.txt', 6, 6), ''),
+            (HCCN, '-i', '0', '-link', '-g'): (0, sample('hccn_tool/link/mc_doc_up'), ''),
         })
         assert not res.failed
         assert res.calls == [[HCCN, '-i', '0', '-link', '-g']]
 
-``commands`` maps an argv (tuple or list of str, exactly as the module passes it to
-``run_command``) to ``(rc, stdout, stderr)``, or to a list of such tuples that are handed out
-one per call (the last one repeats): use that for "get, set, get again" sequences. An argv
-that is not in the table gets ``(127, '', 'unexpected command')`` and, with ``strict=True``
-(the default), fails the test after the module returns.
+``commands`` is the reply table of the recording fake (tests/unit/plugins/fakes.py). Tool
+output comes from the parser fixture tree (tests/unit/fixtures/parsers), whose samples are
+byte-for-byte cuts of the real captures: :func:`sample`.
 """
 
 from __future__ import annotations
 
 import os
 import platform
-import threading
 import time
 
 import pytest
 
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.npuops.ascend.tests.unit.plugins.fakes import RecordingRun
 
 HOST = 'node-07'
 NPU_SMI = '/usr/local/sbin/npu-smi'
@@ -49,21 +48,13 @@ DEFAULT_BIN_PATHS = {
     'timeout': None,
 }
 
-CAPTURES = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'captures'))
+TREE = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers'))
 
 
-def capture(name, first, last=None):
-    """Lines ``first`` to ``last`` (1-based, inclusive) of a real capture file, byte for byte.
-
-    The slice keeps the original line endings, so the text is exactly what the tool printed
-    (annotation lines starting with '# ' are outside the slices the tests take).
-    """
-    with open(os.path.join(CAPTURES, name), 'rb') as handle:
-        lines = handle.read().decode('utf-8').splitlines(keepends=True)
-    last = first if last is None else last
-    if not 1 <= first <= last <= len(lines):
-        raise ValueError('%s has %d lines; cannot slice %d-%d' % (name, len(lines), first, last))
-    return ''.join(lines[first - 1:last])
+def sample(case):
+    """The text of a parser fixture case, ``<tool>/<query>/<case>`` (tests/unit/fixtures/parsers), as printed."""
+    with open(os.path.join(TREE, case + '.txt'), 'rb') as handle:
+        return handle.read().decode('utf-8')
 
 
 class ModuleExit(Exception):
@@ -71,46 +62,6 @@ class ModuleExit(Exception):
         super().__init__(payload.get('msg', ''))
         self.payload = payload
         self.failed = failed
-
-
-class FakeRunCommand:
-    """Stands in for AnsibleModule.run_command; thread-safe; records every call in arrival order."""
-
-    def __init__(self, commands=None, delay=0.0):
-        self.table = {}
-        for argv, reply in (commands or {}).items():
-            replies = list(reply) if isinstance(reply, list) else [reply]
-            self.table[tuple(str(arg) for arg in argv)] = replies
-        self.delay = delay
-        self.calls = []
-        self.kwargs = []
-        self.unexpected = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, args, **kwargs):
-        key = tuple(args)
-        with self._lock:
-            self.calls.append(list(args))
-            self.kwargs.append(kwargs)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            replies = self.table.get(key)
-            if replies is None:
-                self.unexpected.append(list(args))
-                reply = (127, '', 'unexpected command')
-            else:
-                reply = replies.pop(0) if len(replies) > 1 else replies[0]
-        try:
-            if self.delay:
-                time.sleep(self.delay)
-            if isinstance(reply, BaseException):
-                raise reply
-            return reply
-        finally:
-            with self._lock:
-                self.in_flight -= 1
 
 
 class ModuleRun:
@@ -144,7 +95,7 @@ def run_module(monkeypatch):
     """
 
     def run(module, args, commands=None, bin_paths=None, delay=0.0, check_mode=False, strict=True):
-        fake = FakeRunCommand(commands, delay)
+        fake = RecordingRun(commands, delay)
         paths = dict(DEFAULT_BIN_PATHS)
         paths.update(bin_paths or {})
         warnings = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.npuops.ascend.plugins.module_utils import _cpufreq
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import cpupower as cpupower_parsers
 from ansible_collections.npuops.ascend.plugins.modules import cpu_governor
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import CPUPOWER, HOST
 
@@ -28,16 +30,23 @@ SET_ALL = (CPUPOWER, '-c', 'all', 'frequency-set', '-g', 'performance')
 
 
 def test_parse_policy():
-    state, unparsed = cpu_governor.parse_policy(policy(cpu0='ondemand', cpu1='performance') + 'analyzing CPU 2:\n *is offline\n')
-    assert state == {0: 'ondemand', 1: 'performance', 2: None}
-    assert unparsed == []
+    parsed = cpupower_parsers.PARSERS['policy'](policy(cpu0='ondemand', cpu1='performance') + 'analyzing CPU 2:\n *is offline\n')
+    assert parsed == {'cpus': {0: 'ondemand', 1: 'performance', 2: None}, 'unparsed': []}
 
 
 def test_cpu_lists():
-    assert cpu_governor.expand_cpus(['0-3', '8', '10,11']) == [0, 1, 2, 3, 8, 10, 11]
-    assert cpu_governor.compact([0, 1, 2, 3, 8, 10, 11]) == '0-3,8,10-11'
+    assert _cpufreq.expand_cpus(['0-3', '8', '10,11']) == [0, 1, 2, 3, 8, 10, 11]
+    assert _cpufreq.compact([0, 1, 2, 3, 8, 10, 11]) == '0-3,8,10-11'
     with pytest.raises(ValueError):
-        cpu_governor.expand_cpus(['3-1'])
+        _cpufreq.expand_cpus(['3-1'])
+
+
+def test_plan_is_pure_and_decides_everything():
+    decided = _cpufreq.plan({0: 'ondemand', 1: 'performance', 2: None, 4: 'ondemand'}, 'performance', [0, 1, 2, 3, 4, 9])
+    assert decided == {'before': {0: 'ondemand', 1: 'performance', 4: 'ondemand'}, 'todo': [0, 4],
+                       'expected': {0: 'performance', 1: 'performance', 4: 'performance'}, 'everything': False,
+                       'without': [2], 'holes': [3], 'beyond': [9]}
+    assert _cpufreq.plan({0: 'ondemand', 1: 'ondemand'}, 'performance', None)['everything'] is True
 
 
 def test_cpupower_change(run_module):
@@ -107,7 +116,7 @@ def sysfs(tmp_path, monkeypatch):
         (base / 'scaling_governor').write_text(gov + '\n')
         (base / 'scaling_available_governors').write_text('conservative ondemand userspace powersave performance schedutil\n')
     (tmp_path / 'cpu3').mkdir()          # no cpufreq directory
-    monkeypatch.setattr(cpu_governor, 'SYSFS_CPU', str(tmp_path))
+    monkeypatch.setattr(_cpufreq, 'SYSFS_CPU', str(tmp_path))
     return tmp_path
 
 
@@ -142,12 +151,45 @@ def test_auto_falls_back_to_sysfs(run_module, sysfs):
     assert res.result['changed_cpus'] == '1'
 
 
-def test_cpupower_requested_cpus_it_does_not_report_are_warned(run_module):
+def test_cpupower_requested_cpus_below_the_highest_it_does_not_report_are_warned(run_module):
     info = (CPUPOWER, '-c', '0-3', 'frequency-info', '-p')
-    cmds = {info: (0, policy(cpu0='performance', cpu1='performance'), '')}
+    cmds = {info: (0, policy(cpu0='performance', cpu1='performance', cpu3='performance'), '')}
     res = run_module(cpu_governor, {'governor': 'performance', 'cpus': ['0-3']}, cmds)
     assert not res.failed, res
     assert res.calls == [list(info)]
-    assert res.result['changed'] is False and res.result['before'] == {'0': 'performance', '1': 'performance'}
-    assert res.warnings == ['%s: CPUs 2-3 are not reported by `%s -c 0-3 frequency-info -p` and are left alone; check that '
+    assert res.result['changed'] is False and res.result['before'] == {'0': 'performance', '1': 'performance', '3': 'performance'}
+    assert res.warnings == ['%s: CPUs 2 are not reported by `%s -c 0-3 frequency-info -p` and are left alone; check that '
                             'they exist and are online (lscpu).' % (HOST, CPUPOWER)]
+
+
+# ---- defects found by probing with bad input; each test failed before its fix ----
+
+def test_cpus_above_the_highest_cpu_of_the_host_are_refused(run_module):
+    info = (CPUPOWER, '-c', '0-3', 'frequency-info', '-p')
+    res = run_module(cpu_governor, {'governor': 'performance', 'cpus': ['0-3']},
+                     {info: (0, policy(cpu0='ondemand', cpu1='ondemand'), '')})
+    assert res.failed
+    assert res.calls == [list(info)]
+    assert res.result['msg'] == ('%s: cpus: CPUs 2-3 do not exist on this host (the highest CPU reported by `%s -c 0-3 '
+                                 'frequency-info -p` is 1). Nothing was changed.' % (HOST, CPUPOWER))
+
+
+@pytest.mark.parametrize('cpus', [['0-99999999999'], ['65536'], ['0-65536']])
+def test_a_huge_cpu_range_is_refused_without_building_it(run_module, cpus):
+    res = run_module(cpu_governor, {'governor': 'performance', 'cpus': cpus}, {}, check_mode=True)
+    assert res.failed and res.calls == []
+    assert res.result['msg'].startswith('%s: cpus: ' % HOST)
+    assert '65535' in res.result['msg']
+
+
+def test_an_explicit_cpupower_path_is_never_replaced_by_sysfs(run_module, tmp_path):
+    res = run_module(cpu_governor, {'governor': 'performance', 'cpupower_path': str(tmp_path / 'nonexistent' / 'cpupower')}, {},
+                     check_mode=True)
+    assert res.failed and res.calls == []
+    assert 'cpupower not found at %s (set by the module option)' % (tmp_path / 'nonexistent' / 'cpupower') in res.result['msg']
+
+
+def test_negative_timeout_is_refused(run_module):
+    res = run_module(cpu_governor, {'governor': 'performance', 'timeout': -1}, {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == 'cpu_governor: timeout must be 0 or more (0 disables the limit), got -1.'

@@ -9,33 +9,35 @@ import stat
 
 import pytest
 
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _port_config
 from ansible_collections.npuops.ascend.plugins.module_utils import _state as st
 from ansible_collections.npuops.ascend.plugins.modules import hccn_config
 
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, sample
 
-# ---- real tool output, byte-for-byte slices of tests/fixtures/captures ----
-PFC_4 = capture('hccn_tool_-pfc_-g.txt', 7, 9)                 # PFC configuration / priority / enabled 0 0 0 0 1 0 0 0
-IP_0 = capture('hccn_tool_-ip_-g.txt', 7, 8)                   # ipaddr:10.10.0.10 / netmask:255.255.255.0
-IP_1 = capture('hccn_tool_-ip_-g.txt', 11, 12)                 # ipaddr:10.10.0.11 / netmask:255.255.255.0
-GATEWAY = capture('hccn_tool_-gateway_-g.txt', 6)              # default gateway:11.12.165.1, Iface:eth0
-NETDETECT = capture('hccn_tool_-netdetect_-g.txt', 7)          # netdetect address: 11.12.165.1
-TLS_OFF = capture('hccn_tool_-tls_-g.txt', 6)                  # dev_id:0, tls switch[0](0:disable, 1:enable), ...
-LINK_UP = capture('hccn_tool_-link_-g.txt', 6)                 # link status: UP
-LINK_DOWN = capture('hccn_tool_-link_-g.txt', 10)              # link status: DOWN
-SET_OK = capture('hccn_tool_set_and_errors.txt', 9)            # Cmd executed successfully!
-NPU_IDLE = capture('npu-smi_info.txt', 9, 57)                  # 23.0.7, no processes
-NPU_BUSY = capture('npu-smi_info.txt', 63, 111)                # 25.2.0, VLLMWorker_DP on every NPU
+# ---- real tool output, from the parser fixture tree (byte-for-byte cuts of tests/fixtures/captures) ----
+PFC_4 = sample('hccn_tool/pfc/hixl_dev0_prio4')                  # PFC configuration / priority / enabled 0 0 0 0 1 0 0 0
+IP_0 = sample('hccn_tool/ip/mc_worker0_dev0')                    # ipaddr:10.10.0.10 / netmask:255.255.255.0
+IP_1 = sample('hccn_tool/ip/mc_worker0_dev1')                    # ipaddr:10.10.0.11 / netmask:255.255.255.0
+GATEWAY = sample('hccn_tool/gateway/ds_910b3_dev0')              # default gateway:11.12.165.1, Iface:eth0
+NETDETECT = sample('hccn_tool/netdetect/ds_910b3_dev0_address')  # netdetect address: 11.12.165.1
+TLS_OFF = sample('hccn_tool/tls/mc_doc_switch_line')             # dev_id:0, tls switch[0](0:disable, 1:enable), ...
+LINK_UP = sample('hccn_tool/link/mc_doc_up')                     # link status: UP
+LINK_DOWN = sample('hccn_tool/link/mc_code_comment_down')        # link status: DOWN
+SET_OK = sample('hccn_tool/set/ds_tls_disable_dev0')             # Cmd executed successfully!
+NPU_IDLE = sample('npu_smi/info/vllm198_910b3_23.0.7_idle')      # 23.0.7, no processes
+NPU_BUSY = sample('npu_smi/info/vllm5111_910b2_25.2.0_busy')     # 25.2.0, VLLMWorker_DP on every NPU
 
+# No verbatim sample of these two exists; the fixture tree holds them as `derived` cases that follow the printf
+# formats quoted in the capture files ('mtu:%u'; '%4s%8s' header + '%4d%8u' rows).
+MTU_9000 = sample('hccn_tool/mtu/derived_9000')
+MTU_1500 = MTU_9000.replace('9000', '1500')
+DSCP_33_2 = sample('hccn_tool/dscp_to_tc/derived_full_table')   # DSCP 32-47 -> TC 2
+DSCP_33_3 = DSCP_33_2.replace('  33       2', '  33       3')
 # The same real outputs after a set took effect: only the value differs, the layout is the capture's.
 PFC_3 = PFC_4.replace('enabled    0 0 0 0 1 0 0 0', 'enabled    0 0 0 1 0 0 0 0')
 TLS_ON = TLS_OFF.replace('tls switch[0]', 'tls switch[1]')
-# No verbatim sample of these two exists; the text follows the printf formats quoted in the capture
-# files: 'mtu:%u' (hccn_tool_-mtu_-g.txt) and '%4s%8s' header + '%4d%8u' rows (hccn_tool_-dscp_to_tc_-g.txt).
-MTU_1500 = 'mtu:1500\n'
-MTU_9000 = 'mtu:9000\n'
-DSCP_33_0 = 'dscp      tc\n  32       0\n  33       0\n  34       0\n'
-DSCP_33_3 = 'dscp      tc\n  32       0\n  33       3\n  34       0\n'
+
 # hccn_tool's own error texts (hccn_tool_set_and_errors.txt: stream, text, exit code)
 BUSY = (11, 'hccn_tool is busy, please try again.\n', '')
 LINK_IS_DOWN = (22, '', 'Execute failed: Link status is down.\n')
@@ -52,8 +54,8 @@ def sets(calls):
 
 @pytest.fixture(autouse=True)
 def fast(monkeypatch):
-    monkeypatch.setattr(hccn_config, 'POLL_INTERVAL', 0.01)
-    monkeypatch.setattr(hccn_config, 'BUSY_RETRY_DELAY', 0)
+    monkeypatch.setattr(_hccn_tool, 'LINK_POLL_INTERVAL', 0.01)
+    monkeypatch.setattr(_hccn_tool, 'BUSY_RETRY_DELAY', 0)
 
 
 def base_commands():
@@ -131,7 +133,7 @@ def test_mtu_dscp_ip_gateway_argv(run_module):
         get(2, 'ip'): (0, IP_0, ''),
         get(2, 'gateway'): NO_GATEWAY,
         get(2, 'mtu'): [(0, MTU_1500, ''), (0, MTU_9000, '')],
-        get(2, 'dscp_to_tc'): [(0, DSCP_33_0, ''), (0, DSCP_33_3, '')],
+        get(2, 'dscp_to_tc'): [(0, DSCP_33_2, ''), (0, DSCP_33_3, '')],
         (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
         (HCCN, '-i', '2', '-gateway', '-s', 'gateway', '10.10.0.1'): (0, SET_OK, ''),
         (HCCN, '-i', '2', '-mtu', '-s', 'size', '9000'): (0, SET_OK, ''),
@@ -140,7 +142,7 @@ def test_mtu_dscp_ip_gateway_argv(run_module):
     }
     # after the gateway set the gateway query answers with the real line, value substituted
     cmds[get(2, 'gateway')] = [NO_GATEWAY, (0, GATEWAY.replace('11.12.165.1', '10.10.0.1'), '')]
-    config = [{'device': 2, 'gateway': '10.10.0.1', 'mtu': 9000, 'dscp_to_tc': [{'dscp': 33, 'tc': 3}, {'dscp': 32, 'tc': 0}]}]
+    config = [{'device': 2, 'gateway': '10.10.0.1', 'mtu': 9000, 'dscp_to_tc': [{'dscp': 33, 'tc': 3}, {'dscp': 32, 'tc': 2}]}]
     res = run_module(hccn_config, {'config': config}, cmds)
     assert not res.failed, res
     assert sets(res.calls) == [
@@ -149,7 +151,7 @@ def test_mtu_dscp_ip_gateway_argv(run_module):
         [HCCN, '-i', '2', '-dscp_to_tc', '-s', 'dscp', '33', 'tc', '3'],
     ]
     assert res.result['before'] == [{'device': 2, 'gateway': None, 'mtu': 1500,
-                                     'dscp_to_tc': [{'dscp': 32, 'tc': 0}, {'dscp': 33, 'tc': 0}]}]
+                                     'dscp_to_tc': [{'dscp': 32, 'tc': 2}, {'dscp': 33, 'tc': 2}]}]
 
 
 @pytest.mark.parametrize('entry, needle', [
@@ -276,8 +278,8 @@ def test_busy_twice_fails(run_module):
 
 def test_backup_written_before_first_set(run_module, tmp_path, monkeypatch):
     events = []
-    real_write = hccn_config.write_backup
-    real_call = hccn_config.Ports.call
+    real_write = _port_config.write_backup
+    real_call = _hccn_tool.HccnTool.call
 
     def write_backup(*args):
         path = real_write(*args)
@@ -288,8 +290,8 @@ def test_backup_written_before_first_set(run_module, tmp_path, monkeypatch):
         events.append(('call', list(argv)))
         return real_call(self, argv)
 
-    monkeypatch.setattr(hccn_config, 'write_backup', write_backup)
-    monkeypatch.setattr(hccn_config.Ports, 'call', call)
+    monkeypatch.setattr(_port_config, 'write_backup', write_backup)
+    monkeypatch.setattr(_hccn_tool.HccnTool, 'call', call)
     cmds = base_commands()
     cmds.update({
         get(0, 'tls'): [(0, TLS_OFF, ''), (0, TLS_ON, '')],
@@ -311,7 +313,7 @@ def test_backup_written_before_first_set(run_module, tmp_path, monkeypatch):
 
 
 def test_restore_from(run_module, tmp_path):
-    doc = st.backup_document(HOST, '2026-01-01T00:00:00Z', [{'device': 1, 'pfc_priorities': [3], 'tls': None}])
+    doc = st.PORTS.backup_document(HOST, '2026-01-01T00:00:00Z', [{'device': 1, 'pfc_priorities': [3], 'tls': None}])
     path = tmp_path / 'hccn-node-07-20260101T000000Z.json'
     path.write_text(st.dump_backup(doc))
     cmds = base_commands()
@@ -354,7 +356,8 @@ def test_rendered(run_module):
 
 
 def test_parsed(run_module):
-    text = capture('hccn_tool_-ip_-g.txt', 6, 12) + '/usr/local/Ascend/driver/tools/hccn_tool -i 0 -pfc -g\n' + PFC_4
+    text = ''.join('/usr/local/Ascend/driver/tools/hccn_tool -i %d -ip -g\n%s' % (dev, ip) for dev, ip in ((0, IP_0), (1, IP_1)))
+    text += '/usr/local/Ascend/driver/tools/hccn_tool -i 0 -pfc -g\n' + PFC_4
     res = run_module(hccn_config, {'state': 'parsed', 'running_config': text}, {})
     assert not res.failed, res
     assert res.result['parsed'] == [{'device': 0, 'address': '10.10.0.10', 'netmask': '255.255.255.0', 'pfc_priorities': [4]},
@@ -393,6 +396,7 @@ def test_busy_on_read_message_reads_as_sentences(run_module):
     assert res.result['msg'] == (
         'NPU 0 on %s: %s -i 0 -tls -g failed (rc=11): hccn_tool is busy, please try again. Another hccn_tool call '
         'holds the device: run the task again when it is idle. Nothing was changed.' % (HOST, HCCN))
+    assert res.result['rc'] == 11
     assert res.result['rc'] == 11 and res.result['stdout'] == BUSY[1]
 
 
@@ -434,3 +438,155 @@ def test_failure_after_a_set_points_at_the_rollback(run_module):
         'failed (rc=22): Execute failed: Link status is down. The port link is down: check the cable, the optical module '
         'and the switch port. Earlier commands on this device were applied, later ones were not run; to undo them, '
         'restore the previous values by hand (no backup was written; use backup=true next time).')
+    assert 'rollback playbook' not in res.result['msg']
+
+
+# ---- defects found by probing with bad input; each test failed before its fix ----
+
+def _write_backup(tmp_path, devices, host=HOST):
+    doc = {'format': st.BACKUP_FORMAT, 'version': st.BACKUP_VERSION, 'host': host, 'created': 'x', 'devices': devices}
+    path = tmp_path / 'hccn-backup.json'
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_restore_from_a_backup_of_another_host_is_refused(run_module, tmp_path):
+    path = _write_backup(tmp_path, [{'device': 0, 'mtu': 4200}], host='some-other-node')
+    res = run_module(hccn_config, {'restore_from': path}, {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == (
+        '%s: restore_from %s: the backup was written on some-other-node, not on this host %s; restoring it here would '
+        'give this node the settings (and addresses) of another one. Restore it on some-other-node, or set '
+        'allow_other_host=true if that is really meant. Nothing was changed.' % (HOST, path, HOST))
+
+
+def test_restore_from_another_host_when_allowed_warns(run_module, tmp_path):
+    path = _write_backup(tmp_path, [{'device': 0, 'mtu': 4200}], host='renamed-node')
+    cmds = {get(0, 'mtu'): (0, MTU_1500, ''), (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+            (HCCN, '-i', '0', '-mtu', '-s', 'size', '4200'): (0, SET_OK, ''), get(0, 'link'): (0, LINK_UP, '')}
+    cmds[get(0, 'mtu')] = [(0, MTU_1500, ''), (0, MTU_9000.replace('9000', '4200'), '')]
+    res = run_module(hccn_config, {'restore_from': path, 'allow_other_host': True}, cmds)
+    assert not res.failed, res
+    assert sets(res.calls) == [[HCCN, '-i', '0', '-mtu', '-s', 'size', '4200']]
+    assert res.warnings == ['restoring a backup written on renamed-node on %s (allow_other_host=true)' % HOST]
+
+
+@pytest.mark.parametrize('device', [
+    {'device': 0, 'pfc_priorities': {'a': 1}},
+    {'device': 0, 'dscp_to_tc': 5},
+    {'device': 0, 'dscp_to_tc': [5]},
+    {'device': 0, 'dscp_to_tc': ['a']},
+    {'device': 1.9, 'mtu': 4100},
+])
+def test_tampered_backup_is_refused_before_any_call(run_module, tmp_path, device):
+    res = run_module(hccn_config, {'restore_from': _write_backup(tmp_path, [device])}, {})
+    assert res.failed and res.calls == []
+    assert 'does not pass the checks of the config option' in res.result['msg']
+    assert res.result['msg'].endswith('Nothing was changed.')
+
+
+def test_relative_backup_dir_is_refused(run_module):
+    res = run_module(hccn_config, {'config': [{'device': 0, 'tls': True}], 'backup': True, 'backup_dir': 'relbackup'}, {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == ('hccn_config: backup_dir must be an absolute path (got relbackup); a relative one would be '
+                                 'resolved against the remote login directory.')
+
+
+def test_relative_restore_from_is_refused(run_module):
+    res = run_module(hccn_config, {'restore_from': 'hccn-node-07.json'}, {})
+    assert res.failed and res.calls == []
+    assert 'give the absolute path of the backup file' in res.result['msg']
+
+
+@pytest.mark.parametrize('args, needle', [
+    ({'link_timeout': 0}, 'link_timeout must be 1 or more (the port must be seen UP again after an MTU or PFC change), got 0'),
+    ({'timeout': -1}, 'timeout must be 0 or more (0 disables the limit), got -1'),
+    ({'workers': 0}, 'workers must be 1 or more (at least one call must run), got 0'),
+])
+def test_values_that_cannot_succeed_are_refused_before_any_call(run_module, args, needle):
+    res = run_module(hccn_config, dict(args, config=[{'device': 0, 'mtu': 9000}]), {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == 'hccn_config: %s.' % needle
+
+
+def test_failure_with_a_backup_names_the_working_restore(run_module, tmp_path):
+    cmds = base_commands()
+    cmds.update({
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''),
+        get(1, 'link'): (0, LINK_DOWN, ''),
+    })
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [3]}], 'link_timeout': 1,
+                                   'backup': True, 'backup_dir': str(tmp_path)}, cmds)
+    assert res.failed
+    path = res.result['backup_file']
+    assert 'restore the previous state with npuops.ascend.hccn_config and restore_from: %s' % path in res.result['msg']
+    assert 'rollback playbook' not in res.result['msg']
+
+
+def test_gathered_reads_an_unset_netdetect_as_null_and_fails_on_a_real_error(run_module):
+    cmds = {get(1, q): (0, '', '') for q in ('ip', 'gateway', 'mtu', 'pfc', 'dscp_to_tc', 'tls')}
+    cmds.update({get(1, 'ip'): (0, IP_1, ''), get(1, 'gateway'): NO_GATEWAY, get(1, 'mtu'): (0, MTU_9000, ''),
+                 get(1, 'pfc'): (0, PFC_4, ''), get(1, 'dscp_to_tc'): (0, DSCP_33_3, ''), get(1, 'tls'): (0, TLS_OFF, ''),
+                 get(1, 'netdetect'): (0, NETDETECT.replace('11.12.165.1', '0.0.0.0'), '')})
+    res = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 1}]}, cmds)
+    assert not res.failed, res
+    assert res.result['gathered'][0]['netdetect'] is None and res.warnings == []
+    # the generic DSMI failure is a failure, for netdetect as for any other query
+    cmds[get(1, 'netdetect')] = (1, '', 'Command execute failed!\n')
+    res = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 1}]}, cmds)
+    assert res.failed
+    assert 'NPU 1 on %s: %s -i 1 -netdetect -g failed (rc=1): Command execute failed!' % (HOST, HCCN) in res.result['msg']
+
+
+def test_calls_to_one_device_never_overlap(run_module):
+    """hccn_tool answers busy to concurrent calls on one device: the adapter serialises them per device."""
+    cmds = {get(dev, q): (0, reply, '') for dev in (0, 1) for q, reply in (('mtu', MTU_9000), ('pfc', PFC_4), ('tls', TLS_OFF))}
+    res = run_module(hccn_config, {'config': [{'device': d, 'mtu': 9000, 'pfc_priorities': [4], 'tls': False} for d in (0, 1)]},
+                     cmds, delay=0.05)
+    assert not res.failed, res
+    # two devices with three reads each and 8 workers: at most one call per device at any time
+    assert res.max_in_flight == 2
+
+
+# ---- one vocabulary: what hccn_info returns is a config hccn_config takes ----
+
+def test_hccn_info_config_fed_back_changes_nothing(run_module):
+    from ansible_collections.npuops.ascend.plugins.modules import hccn_info
+    cmds = {}
+    for dev, ip in ((0, IP_0), (1, IP_1)):
+        cmds.update({get(dev, 'ip'): (0, ip, ''), get(dev, 'gateway'): NO_GATEWAY, get(dev, 'mtu'): (0, MTU_9000, ''),
+                     get(dev, 'pfc'): (0, PFC_4, ''), get(dev, 'dscp_to_tc'): (0, DSCP_33_3, ''), get(dev, 'tls'): (0, TLS_OFF, ''),
+                     get(dev, 'netdetect'): (0, NETDETECT, ''), get(dev, 'link'): (0, LINK_UP, '')})
+    queries = ['link', 'ip', 'gateway', 'netdetect', 'mtu', 'pfc', 'dscp_to_tc', 'tls']
+    info = run_module(hccn_info, {'devices': [0, 1], 'queries': queries}, cmds)
+    assert not info.failed, info
+    config = info.result['config']
+    dscp = config[0].pop('dscp_to_tc')
+    assert config[0] == {'device': 0, 'address': '10.10.0.10', 'netmask': '255.255.255.0', 'gateway': None,
+                         'netdetect': '11.12.165.1', 'mtu': 9000, 'pfc_priorities': [4], 'tls': False}
+    assert len(dscp) == 64 and {'dscp': 33, 'tc': 3} in dscp and {'dscp': 32, 'tc': 2} in dscp
+    config[0]['dscp_to_tc'] = dscp
+    again = run_module(hccn_config, {'config': config}, cmds)
+    assert not again.failed, again
+    assert again.result['changed'] is False and sets(again.calls) == []
+    gathered = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 0}, {'device': 1}]}, cmds)
+    assert gathered.result['gathered'] == config
+
+
+# ---- the attribute table drives the module: one new row, nothing else ----
+
+def test_a_new_table_row_reaches_the_module_argspec_validation_argv_and_read_back(run_module, monkeypatch):
+    from ansible_collections.npuops.ascend.tests.unit.plugins.module_utils.test_state import FEC
+    monkeypatch.setattr(hccn_config, 'PORTS', st.PortTable(st.ATTRIBUTES + (FEC,)))
+    bad = run_module(hccn_config, {'config': [{'device': 2, 'fec': 'fast'}]}, {})
+    assert bad.failed and bad.calls == []
+    assert 'value of fec must be one of: auto, no, rs, got: fast' in bad.result['msg']
+    fec_no, fec_rs = sample('hccn_tool/fec/mc_910a_no_fec'), sample('hccn_tool/fec/mc_doc_rs_fec')
+    cmds = {get(2, 'fec'): [(0, fec_no, ''), (0, fec_rs, '')], (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+            (HCCN, '-i', '2', '-fec', '-s', 'mode', 'rs'): (0, SET_OK, ''), get(2, 'link'): (0, LINK_UP, '')}
+    res = run_module(hccn_config, {'config': [{'device': 2, 'fec': 'rs'}]}, cmds)
+    assert not res.failed, res
+    assert res.result['commands'] == ['hccn_tool -i 2 -fec -s mode rs']
+    assert res.calls == [list(get(2, 'fec')), [NPU_SMI, 'info'], [HCCN, '-i', '2', '-fec', '-s', 'mode', 'rs'],
+                         list(get(2, 'link')), list(get(2, 'fec'))]
+    assert res.result['before'] == [{'device': 2, 'fec': 'no'}] and res.result['after'] == [{'device': 2, 'fec': 'rs'}]

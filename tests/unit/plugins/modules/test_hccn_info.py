@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
-LIST = capture('npu-smi_info_-l.txt', 6, 31)                    # 8 NPUs
-LINK_UP = capture('hccn_tool_-link_-g.txt', 6)
-LINK_DOWN = capture('hccn_tool_-link_-g.txt', 10)
-GATEWAY = [capture('hccn_tool_-gateway_-g.txt', 6 + dev) for dev in range(8)]
-NET_HEALTH = capture('hccn_tool_-net_health_-g.txt', 15)        # Success
-TLS = capture('hccn_tool_-tls_-g.txt', 10, 22)                  # full output, older format
-PFC = capture('hccn_tool_-pfc_-g.txt', 7, 9)                    # priority 4 enabled
-OPTICAL = capture('hccn_tool_-optical_-g.txt', 7, 50)
-STAT = capture('hccn_tool_-stat_-g.txt', 7, 9)
-NETDETECT = capture('hccn_tool_-netdetect_-g.txt', 7)
-IP_WITH_PROMPT = capture('hccn_tool_-ip_-g.txt', 90, 92)        # '$ hccn_tool -i 3 -ip -g' + the two lines
-DEVICE_USED = capture('npu-smi_errors.txt', 13)
+LIST = sample('npu_smi/list/blog_910b4_25.0.rc1.1')                    # 8 NPUs
+LINK_UP = sample('hccn_tool/link/mc_doc_up')
+LINK_DOWN = sample('hccn_tool/link/mc_code_comment_down')
+GATEWAY = [sample('hccn_tool/gateway/ds_910b3_dev%d' % dev) for dev in range(8)]
+NET_HEALTH = sample('hccn_tool/net_health/ds_910b3_dev0_success')     # Success
+TLS = sample('hccn_tool/tls/cann_doc_old_format_dev0')                # full output, older format
+PFC = sample('hccn_tool/pfc/hixl_dev0_prio4')                         # priority 4 enabled
+OPTICAL = sample('hccn_tool/optical/mc_910a_qsfp_dev0')
+STAT = sample('hccn_tool/stat/mc_910a_trimmed')
+NETDETECT = sample('hccn_tool/netdetect/ds_910b3_dev0_address')
+IP_WITH_PROMPT = '$ hccn_tool -i 3 -ip -g\n' + sample('hccn_tool/ip/ac_910b1_dev3')   # as pasted after a shell prompt
+DEVICE_USED = sample('npu_smi/errors/device_used')
 
-# No public capture of these exists (see hccn_tool_-mtu_-g.txt, hccn_tool_-dscp_to_tc_-g.txt): the text follows
-# the printf formats of the driver source quoted there, 'mtu:%u' and '%4s%8s' / '%4d%8u'.
-MTU = 'mtu:9000\n'
-DSCP = 'dscp      tc\n' + ''.join('%4d%8u\n' % (dscp, 3 if dscp == 46 else 0) for dscp in range(64))
+# No public capture of these exists: the fixture tree holds `derived` cases that follow the printf formats of
+# the driver source ('mtu:%u' and '%4s%8s' / '%4d%8u'); DSCP 46 is moved to TC 3 here.
+MTU = sample('hccn_tool/mtu/derived_9000')
+DSCP = sample('hccn_tool/dscp_to_tc/derived_full_table').replace('  46       2', '  46       3')
 
 # stderr texts and exit codes as listed in hccn_tool_set_and_errors.txt (errors go to stderr, exit = code & 0xFF)
 NO_IP = (13, '', 'Get ipconf failed, because no ip was preset there!\n')
@@ -31,11 +32,12 @@ INVALID_DEVICE = (4, '', 'Get invalid device id.\n')
 PERMISSION = (12, '', 'permission denied: pls check this cmd run permission.\n')
 NO_OPTICAL = (20, 'Optical module is not present.\n', '')
 
-DEFAULT = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu']
+# the default queries in the order they run on a device (status, then the hccn_config table order)
+DEFAULT = ['link', 'net_health', 'ip', 'gateway', 'mtu', 'pfc', 'dscp_to_tc', 'tls']
 
 
 def ip(dev):
-    return capture('hccn_tool_-ip_-g.txt', 7 + 4 * dev, 8 + 4 * dev)
+    return sample('hccn_tool/ip/mc_worker0_dev%d' % dev)
 
 
 def argv(dev, query):
@@ -76,6 +78,7 @@ def test_result_shape(run_module):
     result = res.result
     assert result['changed'] is False
     assert result['errors'] == []
+    assert result['count'] == 8
     assert sorted(result['devices']) == [str(dev) for dev in range(8)]
     dev7 = result['devices']['7']
     assert dev7['link'] == 'UP'
@@ -84,10 +87,37 @@ def test_result_shape(run_module):
     assert dev7['gateway'] == '11.12.165.1'
     assert dev7['net_health'] == 'Success'
     assert dev7['mtu'] == 9000
-    assert dev7['pfc'] == {'priorities': [4], 'bitmap': '0,0,0,0,1,0,0,0'}
-    assert dev7['dscp_to_tc']['map'][46] == 3
-    assert dev7['tls']['enabled'] is False
-    assert set(dev7) == {'link', 'address', 'netmask', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu'}
+    assert dev7['pfc_priorities'] == [4]
+    assert {'dscp': 46, 'tc': 3} in dev7['dscp_to_tc'] and len(dev7['dscp_to_tc']) == 64
+    assert dev7['tls'] is False
+    assert set(dev7) == {'link', 'address', 'netmask', 'gateway', 'net_health', 'tls', 'pfc_priorities', 'dscp_to_tc', 'mtu'}
+    # the same settings as a list in the hccn_config option shape
+    config7 = result['config'][7]
+    assert config7 == dict(((k, v) for k, v in dev7.items() if k not in ('link', 'net_health')), device=7)
+    assert config7['device'] == 7
+    # the parsers' own output stays available
+    assert result['raw']['7']['pfc'] == {'priorities': [4], 'bitmap': '0,0,0,0,1,0,0,0'}
+    assert result['raw']['7']['dscp_to_tc']['map'][46] == 3
+    assert result['raw']['7']['tls']['enabled'] is False
+    assert set(result['raw']['7']) == set(DEFAULT)
+
+
+def test_calls_to_one_device_never_overlap(run_module):
+    """hccn_tool answers busy to concurrent calls on one device: devices run in parallel, queries one after another."""
+    res = run_module(hccn_info, {'devices': [0], 'workers': 8}, commands(devices=[0], discover=False), delay=0.02)
+    assert not res.failed, res
+    assert res.max_in_flight == 1
+    assert len(res.calls) == len(DEFAULT)
+
+
+def test_busy_answer_is_retried_once(run_module, monkeypatch):
+    monkeypatch.setattr(_hccn_tool, 'BUSY_RETRY_DELAY', 0)
+    busy = (11, 'hccn_tool is busy, please try again.\n', '')
+    cmds = commands(devices=[0], queries=['link'], discover=False, d0_link=[busy, (0, LINK_UP, '')])
+    res = run_module(hccn_info, {'devices': [0], 'queries': ['link']}, cmds)
+    assert not res.failed, res
+    assert res.calls == [list(argv(0, 'link'))] * 2
+    assert res.result['devices']['0'] == {'link': 'UP'}
 
 
 def test_all_device_queries_run_concurrently(run_module):
@@ -130,8 +160,10 @@ def test_link_down_is_recorded_per_query(run_module):
     cmds = commands(devices=[0, 3], queries=['link', 'pfc'], discover=False, d3_link=(0, LINK_DOWN, ''), d3_pfc=LINK_IS_DOWN)
     res = run_module(hccn_info, {'devices': [0, 3], 'queries': ['link', 'pfc']}, cmds)
     assert not res.failed, res
-    assert res.result['devices']['3'] == {'link': 'DOWN', 'pfc': None}
-    assert res.result['devices']['0']['pfc']['priorities'] == [4]
+    assert res.result['devices']['3'] == {'link': 'DOWN', 'pfc_priorities': None}
+    assert res.result['devices']['0']['pfc_priorities'] == [4]
+    assert res.result['config'][1] == {'device': 3, 'pfc_priorities': None}
+    assert 'pfc' not in res.result['raw']['3']
     assert res.result['errors'] == [{
         'device': 3, 'query': 'pfc', 'cmd': HCCN + ' -i 3 -pfc -g', 'rc': 22, 'stdout': '',
         'stderr': 'Execute failed: Link status is down.\n',
@@ -158,7 +190,7 @@ def test_invalid_device_id_fails_clearly(run_module):
     assert res.failed
     assert res.result['msg'] == (
         'NPU 9 on node-07: /usr/local/Ascend/driver/tools/hccn_tool -i 9 -link -g failed (rc=4): Get invalid device id. '
-        'The device id does not exist on this host: compare the devices option with `npu-smi info -l`.')
+        'The device does not exist on this host: compare the requested devices with `npu-smi info -l`.')
     assert res.result['cmd'] == HCCN + ' -i 9 -link -g'
     assert res.result['rc'] == 4
     assert res.result['stderr'] == 'Get invalid device id.\n'
@@ -171,13 +203,6 @@ def test_unexpected_tool_error_fails_with_hint(run_module):
     assert res.failed
     assert 'failed (rc=12): permission denied: pls check this cmd run permission.' in res.result['msg']
     assert res.result['msg'].endswith('Run the task as root (become: true).')
-
-
-def test_no_ip_text_on_another_query_is_not_data(run_module):
-    # 'no ip was preset' only means "not configured" for the ip query itself
-    cmds = commands(devices=[0], queries=['gateway'], discover=False, d0_gateway=NO_IP)
-    res = run_module(hccn_info, {'devices': [0], 'queries': ['gateway']}, cmds)
-    assert res.failed
 
 
 def test_timeout(run_module):
@@ -237,14 +262,6 @@ def test_unparsed_output_warns_with_command(run_module):
     assert 'please report this with your driver version' in res.warnings[0]
 
 
-def test_check_mode_reads_the_same_and_changes_nothing(run_module):
-    normal = run_module(hccn_info, {'workers': 1}, commands())
-    checked = run_module(hccn_info, {'workers': 1}, commands(), check_mode=True)
-    assert checked.calls == normal.calls
-    assert checked.result == normal.result
-    assert checked.result['changed'] is False
-
-
 def test_invalid_query_rejected(run_module):
     res = run_module(hccn_info, {'queries': ['route']}, {})
     assert res.failed
@@ -252,12 +269,27 @@ def test_invalid_query_rejected(run_module):
     assert res.calls == []
 
 
-def test_generic_failure_is_data_only_for_netdetect(run_module):
+def test_generic_failure_fails_every_query_netdetect_included(run_module):
     failure = (1, '', 'Command execute failed!\n')   # hccn_tool_set_and_errors.txt: 0x4001, exit 1
-    cmds = commands(devices=[0], queries=['netdetect'], discover=False, d0_netdetect=failure)
+    for query in ('netdetect', 'link'):
+        cmds = commands(devices=[0], queries=[query], discover=False, **{'d0_' + query: failure})
+        res = run_module(hccn_info, {'devices': [0], 'queries': [query]}, cmds)
+        assert res.failed
+        assert res.result['msg'] == ('NPU 0 on node-07: %s -i 0 -%s -g failed (rc=1): Command execute failed! %s'
+                                     % (HCCN, query, _hccn_tool.DEFAULT_HINT))
+
+
+def test_unset_netdetect_is_null_not_an_error(run_module):
+    # the driver prints the device's netdetect address, 0.0.0.0 when none is set
+    unset = (0, NETDETECT.replace('11.12.165.1', '0.0.0.0'), '')
+    cmds = commands(devices=[0], queries=['netdetect'], discover=False, d0_netdetect=unset)
     res = run_module(hccn_info, {'devices': [0], 'queries': ['netdetect']}, cmds)
     assert not res.failed, res
     assert res.result['devices']['0'] == {'netdetect': None}
-    assert res.result['errors'][0]['query'] == 'netdetect'
-    cmds = commands(devices=[0], queries=['link'], discover=False, d0_link=failure)
-    assert run_module(hccn_info, {'devices': [0], 'queries': ['link']}, cmds).failed
+    assert res.result['errors'] == [] and res.warnings == []
+
+
+def test_query_choices_cover_the_port_attribute_table():
+    from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
+    assert set(PORTS.queries) <= set(hccn_info.ALL_QUERIES)
+    assert len(hccn_info.ALL_QUERIES) == len(set(hccn_info.ALL_QUERIES))

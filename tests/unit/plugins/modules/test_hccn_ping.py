@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_ping
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
-IP_3 = capture('hccn_tool_-ip_-g.txt', 91, 92)           # ipaddr:29.1.112.213 / netmask:255.255.0.0
-IP_0 = capture('hccn_tool_-ip_-g.txt', 7, 8)             # ipaddr:10.10.0.10
-IP_1 = capture('hccn_tool_-ip_-g.txt', 11, 12)           # ipaddr:10.10.0.11
-PING_3 = capture('hccn_tool_misc_get.txt', 25, 29)       # device 3 PING 29.1.137.205 ... 0.00% packet loss
-PING_0 = capture('hccn_tool_misc_get.txt', 31, 35)       # device 0 PING 11.12.165.80
-PING_1 = capture('hccn_tool_misc_get.txt', 36, 40)       # device 1 PING 11.12.165.80
-NPU_LIST = capture('npu-smi_info_-l.txt', 6, 30)
+IP_3 = sample('hccn_tool/ip/ac_910b1_dev3')           # ipaddr:29.1.112.213 / netmask:255.255.0.0
+IP_0 = sample('hccn_tool/ip/mc_worker0_dev0')             # ipaddr:10.10.0.10
+IP_1 = sample('hccn_tool/ip/mc_worker0_dev1')           # ipaddr:10.10.0.11
+PING_3 = sample('hccn_tool/ping/ac_910b1_dev3')       # device 3 PING 29.1.137.205 ... 0.00% packet loss
+PING_0 = sample('hccn_tool/ping/ds_910b3_dev0')       # device 0 PING 11.12.165.80
+PING_1 = sample('hccn_tool/ping/ds_910b3_dev1')       # device 1 PING 11.12.165.80
+NPU_LIST = sample('npu_smi/list/blog_910b4_25.0.rc1.1')
 # The real summary line with every packet lost (only the counts differ from the capture).
 PING_3_LOST = PING_3.splitlines(True)[0] + '3 packets transmitted, 0 received, 100.00% packet loss\n'
 NO_IP = (13, '', 'Get ipconf failed, because no ip was preset there!\n')
@@ -136,7 +137,7 @@ def test_ring_device_not_in_targets(run_module):
 
 
 def test_busy_retry(run_module, monkeypatch):
-    monkeypatch.setattr(hccn_ping, 'BUSY_RETRY_DELAY', 0)
+    monkeypatch.setattr(_hccn_tool, 'BUSY_RETRY_DELAY', 0)
     cmds = {
         (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
         ping(3, '29.1.137.205'): [(11, 'hccn_tool is busy, please try again.\n', ''), (0, PING_3, '')],
@@ -150,8 +151,8 @@ def test_busy_retry(run_module, monkeypatch):
 def test_no_source_address_message_reads_as_sentences(run_module):
     res = run_module(hccn_ping, {'devices': [2], 'targets': ['10.10.0.10']}, {(HCCN, '-i', '2', '-ip', '-g'): NO_IP})
     assert res.result['errors'][0]['msg'] == (
-        'NPU 2 on %s: %s -i 2 -ip -g failed (rc=13): Get ipconf failed, because no ip was preset there! The port needs '
-        'an address before it can ping; configure it with npuops.ascend.hccn_config.' % (HOST, HCCN))
+        'NPU 2 on %s: %s -i 2 -ip -g failed (rc=13): Get ipconf failed, because no ip was preset there! The port has '
+        'no address; configure one with npuops.ascend.hccn_config. It cannot ping without one.' % (HOST, HCCN))
 
 
 def test_timeout_names_the_npu_and_host(run_module):
@@ -165,3 +166,45 @@ def test_timeout_names_the_npu_and_host(run_module):
     assert res.result['msg'].startswith('NPU 3 on %s: %s -i 3 -ping -g address 29.1.137.205 timed out after 2 s.'
                                         % (HOST, HCCN))
     assert res.result['rc'] == 124
+
+
+# ---- defects found by probing with bad input; each test failed before its fix ----
+
+@pytest.mark.parametrize('target', ['-h', '10.0.0.300', 'fe80::1', '1.2.3.4;touch /tmp/x', '', 'node02'])
+def test_targets_that_are_not_ipv4_addresses_are_refused_before_any_call(run_module, target):
+    res = run_module(hccn_ping, {'devices': [0], 'targets': ['10.10.0.11', target]}, {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == '%s: targets must be IPv4 addresses; not valid: %r. Nothing was pinged.' % (HOST, target)
+
+
+def test_no_target_with_fail_on_unreachable_fails_because_nothing_was_checked(run_module):
+    cmds = {(HCCN, '-i', '0', '-ip', '-g'): (0, IP_0, '')}
+    res = run_module(hccn_ping, {'devices': [0], 'targets': [], 'fail_on_unreachable': True}, cmds)
+    assert res.failed
+    assert res.result['msg'].startswith('%s: no NPU pair was pinged (targets: 0, mode mesh), so reachability was not '
+                                        'checked.' % HOST)
+    # without fail_on_unreachable the empty result is returned as it is
+    res = run_module(hccn_ping, {'devices': [0], 'targets': []}, cmds)
+    assert not res.failed and res.result['summary']['pairs'] == 0
+
+
+def test_subnet_mode_without_a_peer_fails_when_asked(run_module):
+    cmds = {(HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, '')}
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['10.10.0.11'], 'mode': 'subnet', 'fail_on_unreachable': True}, cmds)
+    assert res.failed and 'no NPU pair was pinged' in res.result['msg']
+
+
+@pytest.mark.parametrize('reply, words', [
+    ((4, '', 'Get invalid device id.\n'),
+     'Get invalid device id. The device does not exist on this host: compare the requested devices with '
+     '`npu-smi info -l`. The address of the port could not be read, so it did not ping.'),
+    ((11, 'hccn_tool is busy, please try again.\n', ''),
+     'hccn_tool is busy, please try again. Another hccn_tool call holds the device: run the task again when it is idle. '
+     'The address of the port could not be read, so it did not ping.'),
+])
+def test_a_failed_address_read_says_what_happened(run_module, monkeypatch, reply, words):
+    monkeypatch.setattr(_hccn_tool, 'BUSY_RETRY_DELAY', 0)
+    res = run_module(hccn_ping, {'devices': [8], 'targets': ['10.10.0.10']}, {(HCCN, '-i', '8', '-ip', '-g'): reply})
+    msg = res.result['errors'][0]['msg']
+    assert msg == 'NPU 8 on %s: %s -i 8 -ip -g failed (rc=%d): %s' % (HOST, HCCN, reply[0], words)
+    assert 'needs an address' not in msg and 'has no address' not in msg

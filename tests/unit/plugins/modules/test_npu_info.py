@@ -5,27 +5,27 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import npu_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST, NPU_SMI, TIMEOUT, capture
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST, NPU_SMI, TIMEOUT, sample
 
 # Real captures (see tests/fixtures/captures/INDEX.md for their sources).
-INFO_BUSY = capture('npu-smi_info.txt', 63, 111)        # 25.2.0, 8 x 910B2, one process per NPU
-INFO_IDLE = capture('npu-smi_info.txt', 9, 57)          # 23.0.7, 8 x 910B3, idle
-INFO_NO_ROWS = capture('npu-smi_info.txt', 9, 14)       # title and header only
-LIST = capture('npu-smi_info_-l.txt', 6, 31)            # Total Count 8
-TOPO = capture('npu-smi_info_-t_topo.txt', 7, 25)
-MAPPING = capture('npu-smi_info_-m.txt', 6, 22)
-BOARD = capture('npu-smi_info_-t_board.txt', 6, 24)     # 910B, driver 25.5.1, firmware 7.8.0.6.201
-HEALTH_OK = capture('npu-smi_info_-t_health.txt', 7, 9)
-HEALTH_ALARM = capture('npu-smi_info_-t_health.txt', 14, 20)
-HEALTH_WITH_PROMPT = capture('npu-smi_info_-t_health.txt', 6, 9)  # the collector's command line is not npu-smi output
-USAGES = capture('npu-smi_info_-t_usages.txt', 6, 23)
-TEMP = capture('npu-smi_info_-t_temp.txt', 6, 14)
-POWER = capture('npu-smi_info_-t_power.txt', 6, 11)
-ECC = capture('extra_npu-smi_info_-t_ecc.txt', 8, 16)
-PCIE_ERR = capture('extra_npu-smi_info_-t_pcie-err.txt', 8, 13)
-MEMORY = capture('extra_npu-smi_info_-t_memory.txt', 7, 12)
-INVALID_CARD = capture('npu-smi_errors.txt', 7, 9)      # 'Invalid card id.' ... printed on stdout
-DEVICE_USED = capture('npu-smi_errors.txt', 13, 13)     # 'dcmi model initialized failed, because the device is used. ret is -8020'
+INFO_BUSY = sample('npu_smi/info/vllm5111_910b2_25.2.0_busy')        # 25.2.0, 8 x 910B2, one process per NPU
+INFO_IDLE = sample('npu_smi/info/vllm198_910b3_23.0.7_idle')          # 23.0.7, 8 x 910B3, idle
+INFO_NO_ROWS = ''.join(INFO_IDLE.splitlines(True)[:6])       # title and header only
+LIST = sample('npu_smi/list/blog_910b4_25.0.rc1.1')            # Total Count 8
+TOPO = sample('npu_smi/topo/swift_910b3_24.1.rc1')
+MAPPING = sample('npu_smi/mapping/blog_910b4_with_mcu')
+BOARD = sample('npu_smi/board/tg_910b_card_25.5.1')     # 910B, driver 25.5.1, firmware 7.8.0.6.201
+HEALTH_OK = sample('npu_smi/health/mc_910a_ok')
+HEALTH_ALARM = sample('npu_smi/health/mc_910a_alarm_three_codes')
+HEALTH_WITH_PROMPT = '/usr/local/bin/npu-smi info -i 0 -c 0 -t health\n' + HEALTH_OK  # the collector's command line is not npu-smi output
+USAGES = sample('npu_smi/usages/tg_910b_25.5.1')
+TEMP = sample('npu_smi/temp/tg_910b_with_mcu')
+POWER = sample('npu_smi/power/tg_910b')
+ECC = sample('npu_smi/ecc/drv950_doc_hbm_only')
+PCIE_ERR = sample('npu_smi/pcie_err/drv950_zh_doc')
+MEMORY = sample('npu_smi/memory/skill_validated_65536')
+INVALID_CARD = sample('npu_smi/errors/mc_910a_invalid_card')      # 'Invalid card id.' ... printed on stdout
+DEVICE_USED = sample('npu_smi/errors/device_used')     # 'dcmi model initialized failed, because the device is used. ret is -8020'
 
 VIEW_OUTPUT = {'board': BOARD, 'health': HEALTH_OK, 'usages': USAGES, 'temp': TEMP, 'power': POWER,
                'ecc': ECC, 'pcie-err': PCIE_ERR, 'memory': MEMORY}
@@ -169,7 +169,7 @@ def test_failing_device_query_names_host_device_command_and_tool_text(run_module
     assert result['msg'] == (
         'NPU 3 on node-07: /usr/local/sbin/npu-smi info -t board -i 3 failed (rc=215): Invalid card id. '
         'Error parameter of -i Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]. '
-        'The NPU id does not exist on this host: compare the devices option with `npu-smi info -l`.')
+        'The NPU id does not exist on this host: compare the requested devices with `npu-smi info -l`.')
     assert result['cmd'] == '/usr/local/sbin/npu-smi info -t board -i 3'
     assert result['rc'] == 215
     assert result['stdout'] == INVALID_CARD
@@ -230,19 +230,11 @@ def test_unparsed_output_warns_with_command(run_module):
     assert res.result['devices']['0']['health']['health'] == 'OK'
 
 
-def test_check_mode_reads_the_same_and_changes_nothing(run_module):
-    normal = run_module(npu_info, {'workers': 1}, commands())
-    checked = run_module(npu_info, {'workers': 1}, commands(), check_mode=True)
-    assert checked.calls == normal.calls
-    assert checked.result == normal.result
-    assert checked.result['changed'] is False
-
-
-@pytest.mark.parametrize('args', [{'workers': 0}, {'timeout': -1}])
-def test_invalid_numbers(run_module, args):
+@pytest.mark.parametrize('args, needle', [({'workers': 0}, 'workers must be 1 or more'), ({'timeout': -1}, 'timeout must be 0 or more')])
+def test_invalid_numbers(run_module, args, needle):
     res = run_module(npu_info, args, {})
     assert res.failed
-    assert 'workers >= 1' in res.result['msg']
+    assert res.result['msg'].startswith('npu_info: ' + needle)
     assert res.calls == []
 
 
