@@ -152,9 +152,10 @@ def test_inventory_matches_node_states(pod):
         assert host["ansible_python_interpreter"] == "/usr/bin/python3"
         assert os.path.isfile(host["ansible_ssh_private_key_file"])
         assert "StrictHostKeyChecking=no" in host["ansible_ssh_common_args"]
-        assert host["hccl_socket_ifname"]
-        socket.inet_aton(host["hccl_if_ip"])
-        ports = host["npu_ports"]
+        assert host["npuops_hccl_socket_ifname"]
+        socket.inet_aton(host["npuops_hccl_if_ip"])
+        assert not {"npu_ports", "hccl_if_ip", "hccl_socket_ifname"} & set(host), "old variable names"
+        ports = host["npuops_npu_ports"]
         assert [p["device"] for p in ports] == list(range(8))
         for port in ports:
             socket.inet_aton(port["address"])
@@ -162,7 +163,7 @@ def test_inventory_matches_node_states(pod):
         with open(pod.state_file(name)) as fh:
             state_text = fh.read()
         assert all(port["address"] in state_text for port in ports)
-    addresses = [p["address"] for h in hosts.values() for p in h["npu_ports"]]
+    addresses = [p["address"] for h in hosts.values() for p in h["npuops_npu_ports"]]
     assert len(set(addresses)) == len(addresses), "NPU addresses must differ across the PoD"
     assert os.path.isfile(os.path.join(os.path.dirname(pod.inventory), "ssh_config"))
 

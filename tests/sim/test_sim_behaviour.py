@@ -57,9 +57,20 @@ def test_untuned_defaults(sim):
     table = sim.run("hccn_tool", "-i", "0", "-dscp_to_tc", "-g")[1].splitlines()
     assert table[0] == "dscp      tc" and len(table) == 65 and table[34] == "  33       2"
     assert sim.run("hccn_tool", "-i", "5", "-ip", "-g")[1] == "ipaddr:10.20.5.11\nnetmask:255.255.255.0\n"
+    # a deployed node: the rail's gateway and netdetect address are configured, so net_health is Success
+    assert sim.run("hccn_tool", "-i", "3", "-gateway", "-g") == (0, "default gateway:10.20.3.1, Iface:eth3\n", "")
+    assert sim.run("hccn_tool", "-i", "3", "-netdetect", "-g") == (0, "netdetect addr: 10.20.3.1\n", "")
+    assert sim.run("hccn_tool", "-i", "3", "-net_health", "-g")[1] == "net health status: Success\n"
+
+
+def test_unset_gateway_and_netdetect(sim):
+    for npu in sim.data["npus"]:
+        npu["net"]["gateway"] = npu["net"]["netdetect"] = None
+    sim.save()
     assert sim.run("hccn_tool", "-i", "0", "-gateway", "-g") == (2, "", "Get gateway failed, because no gateway was preset there!\n")
     # the driver source prints the device's netdetect address whatever it is: 0.0.0.0 when none is set
     assert sim.run("hccn_tool", "-i", "0", "-netdetect", "-g") == (0, "netdetect addr: 0.0.0.0\n", "")
+    assert sim.run("hccn_tool", "-i", "0", "-net_health", "-g")[1] == "net health status: Init\n"
     assert sim.run("cpupower", "frequency-info", "-p")[1].count('"ondemand"') == 1
 
 

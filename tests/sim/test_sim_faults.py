@@ -225,3 +225,44 @@ def test_link_flap_shows_in_link_stat(sim):
     assert "[devid 2]link up count       : 3\n" in out
     assert sim.run("hccn_tool", "-i", "2", "-link", "-g")[1] == "link status: UP\n"
     assert "    LINK DOWN" not in sim.run("hccn_tool", "-i", "3", "-link_stat", "-g")[1]
+
+
+def _ecc(sim, dev):
+    out = sim.run("npu-smi", "info", "-t", "ecc", "-i", str(dev))[1]
+    return dict((key.strip(), int(value)) for key, value in (line.split(" : ") for line in out.splitlines()))
+
+
+def test_ecc_singlebit_counters_grow_with_time(sim):
+    clock = 1767225600.0
+    sim.data["settings"]["clock"] = clock
+    sim.save()
+    _fault(sim, "set", "ecc-singlebit", "--device", "2", "--value", "30")
+    _fault(sim, "set", "ecc-singlebit", "--device", "5")  # default: 60 per minute
+    before = open(sim.path).read()
+    assert _ecc(sim, 2)["HBM Single Bit Error Count"] == 0
+    for minutes, two, five in ((1, 30, 60), (2.5, 75, 150), (10, 300, 600)):
+        sim.reload()
+        sim.data["settings"]["clock"] = clock + minutes * 60
+        sim.save()
+        before = open(sim.path).read()
+        ecc = _ecc(sim, 2)
+        assert ecc["HBM Single Bit Error Count"] == two
+        assert ecc["HBM Single Bit Aggregate Total Err Cnt"] == two
+        assert ecc["HBM Double Bit Error Count"] == 0
+        assert _ecc(sim, 5)["HBM Single Bit Error Count"] == five
+        assert _ecc(sim, 3)["HBM Single Bit Error Count"] == 0
+        assert open(sim.path).read() == before, "a GET wrote the state"
+    _fault(sim, "clear", "ecc-singlebit")
+    assert _ecc(sim, 2)["HBM Single Bit Error Count"] == 0
+
+
+def test_ecc_singlebit_with_the_real_clock(sim):
+    _fault(sim, "set", "ecc-singlebit", "--device", "0", "--value", "6000")  # 100 per second
+    time.sleep(0.3)
+    assert _ecc(sim, 0)["HBM Single Bit Error Count"] >= 20
+
+
+@pytest.mark.parametrize("args", [("set", "noise", "--value", "x"), ("set", "ecc-singlebit", "--value", "-3"),
+                                  ("set", "pcie-missing", "--device", "9")])
+def test_new_fault_validation(sim, args):
+    assert sim.sub("npu-sim", "fault", *args)[0] == 2

@@ -2,6 +2,9 @@
 
 import json
 import re
+import statistics
+
+import pytest
 
 from npu_sim import perf
 
@@ -49,7 +52,7 @@ def test_busbw_needs_every_condition(nodes):
     assert any("not jumbo" in r for r in reasons) and any("MTU differs" in r for r in reasons)
     _tune(two, mtu=9200)
     assert perf.roce_check([one.reload(), two.reload()], TUNED_ENV) == ["MTU differs between ports: 9000,9200"]
-    assert 150 < perf.intra_busbw() < 160
+    assert perf.intra_busbw() == pytest.approx(7 * 28 * 0.7) == pytest.approx(137.2)
 
 
 def test_step_time_falls_with_tuning(nodes):
@@ -103,3 +106,63 @@ def test_train_is_deterministic_for_state_and_seed(nodes):
     # the lines are dated from the state's clock, not from the wall clock of the run
     assert first[1].startswith(" [2026-01-01 ") or first[1].startswith(" [2025-12-31 ")
     assert one.sub("npu-sim", "train", "--steps", "4", "--seed", "4")[1] != first[1]
+
+
+def _times(out):
+    return [float(LINE.match(line).group(3)) for line in out.splitlines()]
+
+
+def test_train_without_seed_differs_between_runs_and_with_seed_does_not(sim):
+    sim.data["settings"]["clock"] = 1767225600.0
+    sim.save()
+    runs = [sim.sub("npu-sim", "train", "--steps", "5")[1] for _run in range(3)]
+    assert len(set(runs)) == 3, "runs without --seed must differ"
+    assert all(LINE.match(line) for run in runs for line in run.splitlines())
+    seeded = [sim.sub("npu-sim", "train", "--steps", "5", "--seed", "11")[1] for _run in range(2)]
+    assert seeded[0] == seeded[1]
+
+
+def test_noise_fault_widens_the_jitter(sim):
+    sim.data["settings"]["clock"] = 1767225600.0  # dated lines: the same seed gives the same text
+    sim.save()
+    quiet = _times(sim.sub("npu-sim", "train", "--steps", "60", "--seed", "5")[1])[1:]
+    base = statistics.mean(quiet)
+    assert max(abs(t / base - 1) for t in quiet) < 0.02
+    assert sim.sub("npu-sim", "fault", "set", "noise")[0] == 0
+    noisy = _times(sim.sub("npu-sim", "train", "--steps", "60", "--seed", "5")[1])[1:]
+    spread = [t / base - 1 for t in noisy]
+    assert max(abs(x) for x in spread) <= 0.081 and max(abs(x) for x in spread) > 0.05
+    assert statistics.pstdev(noisy) > 3 * statistics.pstdev(quiet)
+    # --seed stays reproducible under the fault; without it every run differs
+    assert sim.sub("npu-sim", "train", "--steps", "8", "--seed", "5")[1] == sim.sub("npu-sim", "train", "--steps", "8", "--seed", "5")[1]
+    assert sim.sub("npu-sim", "fault", "set", "noise", "--value", "20")[0] == 0
+    wide = _times(sim.sub("npu-sim", "train", "--steps", "60", "--seed", "5")[1])[1:]
+    assert max(abs(t / base - 1) for t in wide) > 0.12
+    assert sim.sub("npu-sim", "fault", "set", "noise", "--value", "loud")[0] == 2
+
+
+def test_noise_fault_shifts_successive_runs_so_three_runs_spread(sim):
+    def mean_step(text):
+        return statistics.mean(_times(text)[2:])
+    quiet = [mean_step(sim.sub("npu-sim", "train", "--steps", "20")[1]) for _run in range(3)]
+    assert statistics.pstdev(quiet) / statistics.mean(quiet) < 0.01
+    assert "noisy_runs" not in sim.reload()["settings"]        # no state write without the fault
+    assert sim.sub("npu-sim", "fault", "set", "noise", "--value", "10")[0] == 0
+    noisy = [mean_step(sim.sub("npu-sim", "train", "--steps", "20")[1]) for _run in range(3)]
+    cv = statistics.stdev(noisy) / statistics.mean(noisy)
+    assert 0.07 < cv < 0.13, noisy
+    assert noisy[0] > noisy[2] > noisy[1]                     # +10 %, -10 %, 0 %
+    assert sim.reload()["settings"]["noisy_runs"] == 3
+
+
+def test_a_held_device_halves_the_intra_busbw(nodes):
+    one = nodes("node01", 1)
+    assert perf.intra_busbw([one.data]) == pytest.approx(137.2)
+    assert one.sub("npu-sim", "fault", "set", "process", "--device", "3")[0] == 0
+    assert perf.intra_busbw([one.reload()]) == pytest.approx(68.6)
+    report = json.loads(one.sub("npu-sim", "busbw")[1])
+    assert report["intra_busbw_gbs"] == 68.6 and report["devices_held"] is True
+    one.sub("npu-sim", "fault", "clear")
+    one.data["npus"][5]["processes"] = [{"pid": 4242, "name": "python", "memory_mb": 2048}]
+    one.save()
+    assert perf.intra_busbw([one.data]) == pytest.approx(68.6)

@@ -2,9 +2,10 @@
 
 Standard library only; runs on Python 3.9 and later. Entry point:
 ``PYTHONPATH=<repo>/tools python3 -m npu_sim <tool> [args]`` where ``<tool>`` is one of
-``hccn_tool``, ``npu-smi``, ``npu-sim``, ``numactl``, ``lscpu``, ``cpupower``.
+``hccn_tool``, ``npu-smi``, ``npu-sim``, ``numactl``, ``lscpu``, ``cpupower``, ``lspci``,
+``all_reduce_test`` (hccl_test) and ``mpirun`` (a stand-in that starts no ranks).
 """
 
 __version__ = "1.0.0"
 
-TOOLS = ("hccn_tool", "npu-smi", "npu-sim", "numactl", "lscpu", "cpupower")
+TOOLS = ("hccn_tool", "npu-smi", "npu-sim", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun")

@@ -9,11 +9,15 @@ from . import TOOLS
 from . import control
 from . import hccn
 from . import host
+from . import mpi
 from . import npusmi
 from . import state as st_mod
 from .output import Result
 
-VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower")
+VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun")
+# What a launcher prints when its program cannot be started, and the exit status then.
+EXEC_FAILURE = {"numactl": ("numactl: execution of `%s': %s", 1),
+                "mpirun": ("mpirun: execvp error on file %s (%s)", 255)}
 
 
 def _latency_ms(path):
@@ -50,24 +54,33 @@ def _emit(res):
     sys.stderr.flush()
 
 
+def _numactl(args, path):
+    return host.numactl(args, path, launch=False)
+
+
+# tool -> function(args, state path) -> Result
+DISPATCH = {
+    "hccn_tool": hccn.run,
+    "npu-smi": npusmi.run,
+    "lscpu": host.lscpu,
+    "cpupower": host.cpupower,
+    "numactl": _numactl,
+    "lspci": host.lspci,
+    "all_reduce_test": mpi.all_reduce_test,
+    "mpirun": mpi.mpirun,
+}
+
+
 def run_tool(tool, args, path):
-    """Run one simulated vendor tool in-process; returns a Result (numactl launches are not executed)."""
+    """Run one simulated vendor tool in-process; returns a Result (numactl/mpirun launches are not executed)."""
+    if tool not in DISPATCH:
+        raise ValueError(tool)
     try:
-        if tool == "hccn_tool":
-            return hccn.run(args, path)
-        if tool == "npu-smi":
-            return npusmi.run(args, path)
-        if tool == "lscpu":
-            return host.lscpu(args, path)
-        if tool == "cpupower":
-            return host.cpupower(args, path)
-        if tool == "numactl":
-            return host.numactl(args, path, launch=False)
+        return DISPATCH[tool](args, path)
     except st_mod.StateError as exc:
         res = Result()
         res.e("%s: %s" % (tool, exc))
         return res.fail(1)
-    raise ValueError(tool)
 
 
 def main(argv=None):
@@ -95,8 +108,9 @@ def main(argv=None):
         try:
             os.execvpe(command[0], command, environ)
         except OSError as exc:
-            sys.stderr.write("numactl: execution of `%s': %s\n" % (command[0], exc.strerror))
-            return 1
+            text, code = EXEC_FAILURE.get(tool, EXEC_FAILURE["numactl"])
+            sys.stderr.write(text % (command[0], exc.strerror) + "\n")
+            return code
     return res.exit_code
 
 

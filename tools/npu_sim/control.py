@@ -1,4 +1,4 @@
-"""``npu-sim``: the control command of the simulator (init, install, fault, state, calls, train, allreduce)."""
+"""``npu-sim``: the control command of the simulator (init, install, fault, state, calls, train, allreduce, busbw)."""
 
 import argparse
 import json
@@ -6,14 +6,15 @@ import os
 import shlex
 import sys
 
+from . import host
 from . import model
 from . import perf
 from . import state as st_mod
 from . import versions
 from .output import Result
 
-FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "version", "process",
-               "ip-conflict", "missing-tool")
+FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
+               "process", "ip-conflict", "missing-tool", "noise", "pcie-missing")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,6 +27,9 @@ WRAPPER_PATHS = {
     "numactl": os.path.join("sbin", "numactl"),
     "lscpu": os.path.join("sbin", "lscpu"),
     "cpupower": os.path.join("sbin", "cpupower"),
+    "lspci": os.path.join("sbin", "lspci"),
+    "all_reduce_test": os.path.join("Ascend", "ascend-toolkit", "latest", "tools", "hccl_test", "bin", "all_reduce_test"),
+    "mpirun": os.path.join("mpich", "bin", "mpirun"),
 }
 
 
@@ -68,6 +72,13 @@ def render_version_files(st):
         versions.write(model.effective(st), prefix)
 
 
+def render_host_files(st):
+    """/proc/meminfo, vm.swappiness and the THP mode of the node under ``<install_prefix>/host/``."""
+    prefix = st.get("install_prefix")
+    if prefix:
+        host.write_host_files(st, prefix)
+
+
 def cmd_init(args, path, res):
     if os.path.exists(path) and not args.force:
         raise ControlError("state %s exists; use --force to overwrite" % path)
@@ -90,6 +101,7 @@ def cmd_install(args, path, res):
         if tool not in missing:
             write_wrapper(prefix, tool, python)
     render_version_files(snapshot)
+    render_host_files(snapshot)
     res.o("installed simulated tools under %s" % prefix)
 
 
@@ -113,6 +125,14 @@ def _check_fault(kind, device, value, st):
             float(value)
         except ValueError:
             raise ControlError("%s --value must be seconds" % kind) from None
+    if kind in ("noise", "ecc-singlebit") and value not in (None, ""):
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if number < 0:
+            raise ControlError("%s --value must be a number >= 0 (%s)" % (
+                kind, "percent of jitter" if kind == "noise" else "errors per minute"))
 
 
 def cmd_fault(args, path, res):
@@ -184,15 +204,41 @@ def cmd_state(args, path, res):
         return
     if args.value is None:
         raise ControlError("state set needs KEY VALUE")
+    value = _parse_value(args.value)
+    _check_host_value(args.key, value)
     with st_mod.transaction(path) as data:
         try:
-            st_mod.set_path(data, args.key, _parse_value(args.value))
+            st_mod.set_path(data, args.key, value)
         except (KeyError, IndexError, ValueError, TypeError):
             raise ControlError("cannot set %s" % args.key) from None
         snapshot = st_mod.deep_copy(data)
     if args.key.startswith("versions") or args.key == "arch":
         render_version_files(snapshot)
+    if args.key.split(".")[0] in ("host", "numa"):
+        render_host_files(snapshot)
     res.o("set %s" % args.key)
+
+
+HOST_INT_KEYS = ("hugepages_total", "hugepages_free", "hugepage_size_kb", "swappiness", "swap_total_kb")
+
+
+def _check_host_value(key, value):
+    """Values of the ``host`` section must render as the kernel would show them."""
+    parts = key.split(".")
+    if parts == ["host"]:
+        if not isinstance(value, dict):
+            raise ControlError("host must be a JSON object")
+        for name, item in value.items():
+            _check_host_value("host." + name, item)
+        return
+    if parts[0] != "host" or len(parts) != 2:
+        return
+    if parts[1] == "transparent_hugepage" and value not in st_mod.THP_MODES:
+        raise ControlError("host.transparent_hugepage must be one of %s" % "|".join(st_mod.THP_MODES))
+    if parts[1] in HOST_INT_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ControlError("host.%s must be an integer >= 0" % parts[1])
+    if parts[1] == "swappiness" and value > 200:
+        raise ControlError("host.swappiness must be 0-200 (the kernel's range)")
 
 
 def cmd_calls(args, path, res):
@@ -225,22 +271,31 @@ def cmd_train(args, path, res):
     if args.nodes:
         states = states[:args.nodes]
     # The clock of the state (settings.clock pins it) dates the lines: same state + seed, same output.
+    shift = 0.0
+    if args.seed is None and perf.noise_shift(st, 0):
+        # count the runs under the noise fault (only then is the state written) to shift each one
+        with st_mod.transaction(path) as data:
+            runs = int(data["settings"].get("noisy_runs", 0))
+            data["settings"]["noisy_runs"] = runs + 1
+        shift = perf.noise_shift(st, runs)
     for line in perf.train_lines(states, st, steps=args.steps, seed=args.seed, log_interval=args.log_interval,
-                                 start=st_mod.now(st)):
+                                 start=st_mod.now(st), run_shift=shift):
         res.o(line)
 
 
 def cmd_allreduce(args, path, res):
     st, states = _pod(path)
     nodes = args.nodes or len(states)
-    for line in perf.allreduce_lines(states[:nodes] if nodes <= len(states) else states, nodes, args.b, args.e, args.f):
+    for line in perf.allreduce_lines(states[:nodes] if nodes <= len(states) else states, nodes, args.b, args.e, args.f,
+                                     npus_per_node=args.p or len(st["npus"])):
         res.o(line)
 
 
 def cmd_busbw(args, path, res):
     st, states = _pod(path)
     reasons = perf.roce_check(states)
-    res.o(json.dumps({"nodes": len(states), "intra_busbw_gbs": round(perf.intra_busbw(), 2),
+    res.o(json.dumps({"nodes": len(states), "intra_busbw_gbs": round(perf.intra_busbw(states), 2),
+                      "devices_held": perf.devices_held(states),
                       "inter_busbw_gbs": round(perf.inter_busbw(states), 2), "lossless": not reasons,
                       "reasons": reasons, "step_time_ms": round(perf.step_time_ms(states, st), 1)}, indent=1))
 
@@ -285,7 +340,7 @@ def build_parser():
 
     train = sub.add_parser("train", help="print modelled MindSpeed iteration lines")
     train.add_argument("--steps", type=int, default=20)
-    train.add_argument("--seed", type=int, default=1234)
+    train.add_argument("--seed", type=int, help="same lines for the same seed and state (default: new each run)")
     train.add_argument("--log-interval", type=int, default=1)
     train.add_argument("--nodes", type=int)
     train.add_argument("--state", dest="state_sub")
@@ -295,6 +350,7 @@ def build_parser():
     allr.add_argument("-b", default="8K")
     allr.add_argument("-e", default="1G")
     allr.add_argument("-f", type=int, default=2)
+    allr.add_argument("-p", type=int, help="NPUs per node (default: all of the node)")
     allr.add_argument("--state", dest="state_sub")
 
     busbw = sub.add_parser("busbw", help="print the model's busbw and why RoCE is (not) lossless")

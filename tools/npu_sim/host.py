@@ -245,3 +245,290 @@ def _cpu_selection(arg, total, default):
             return None
         chosen.extend(range(first, last + 1))
     return sorted(set(chosen))
+
+
+# ---------------------------------------------------------------------------------------------
+# lspci: the node's NPUs as pciutils prints them (tests/fixtures/captures/lspci_ascend.txt).
+
+LSPCI_VENDOR_NAME = "Huawei Technologies Co., Ltd."
+# pci.ids has no name for 19e5:d802 (the captures print "Device d802"); class 12 subclass 00.
+LSPCI_CLASS_NAMES = {"1200": "Processing accelerators"}
+LSPCI_USAGE = "Usage: lspci [<switches>]"
+LSPCI_SIMULATED = ("-D", "-n", "-d", "-s", "-i")
+
+
+class LspciError(Exception):
+    pass
+
+
+def _hex_id(text):
+    return "%04x" % int(str(text), 16)
+
+
+def pci_functions(st):
+    """(domain, bus, dev, func, vendor, device, class, rev) of every NPU lspci shows, sorted as lspci sorts."""
+    hidden = set()
+    for fault in st.get("faults", []):
+        if fault.get("kind") == "pcie-missing":
+            if fault.get("device") is None:
+                hidden.update(npu["id"] for npu in st["npus"])
+            else:
+                hidden.add(int(fault["device"]))
+    found = []
+    for npu in st["npus"]:
+        if npu["id"] in hidden:
+            continue
+        domain, bus, rest = npu["bus_id"].lower().split(":")
+        dev, func = rest.split(".")
+        pci = npu.get("pci") or {"class": "1200", "revision": "20"}
+        found.append((int(domain, 16), int(bus, 16), int(dev, 16), int(func, 16),
+                      _hex_id(npu["board"]["pci_vendor_id"]), _hex_id(npu["board"]["pci_device_id"]),
+                      pci["class"], pci["revision"]))
+    return sorted(found)
+
+
+def _lspci_id_filter(text):
+    """-d [<vendor>]:[<device>][:<class>] -> (vendor, device, class), None = any (pciutils' messages)."""
+    fields = text.split(":")
+    if len(fields) < 2:
+        raise LspciError("-d: At least two fields must be given")
+    if len(fields) > 3:
+        raise LspciError("-d: Too many fields")
+    names = ("vendor ID", "device ID", "class code")
+    result = []
+    for name, field in zip(names, fields):
+        if field in ("", "*"):
+            result.append(None)
+            continue
+        try:
+            value = int(field, 16)
+        except ValueError:
+            raise LspciError("-d: Invalid %s" % name) from None
+        if value > 0xFFFF:
+            raise LspciError("-d: Invalid %s" % name)
+        result.append("%04x" % value)
+    while len(result) < 3:
+        result.append(None)
+    return tuple(result)
+
+
+def _lspci_slot_filter(text):
+    """-s [[[[<domain>]:]<bus>]:][<slot>][.[<func>]] -> (domain, bus, slot, func), None = any."""
+    head, _dot, func = text.partition(".")
+    parts = head.split(":")
+    if len(parts) > 3:
+        raise LspciError("-s: Too many fields")
+    parts = [None] * (3 - len(parts)) + parts
+    limits = (("domain number", 0xFFFFFFFF), ("bus number", 0xFF), ("slot number", 0x1F))
+    result = []
+    for (name, limit), field in zip(limits, parts):
+        if field in (None, "", "*"):
+            result.append(None)
+            continue
+        try:
+            value = int(field, 16)
+        except ValueError:
+            raise LspciError("-s: Invalid %s" % name) from None
+        if value > limit:
+            raise LspciError("-s: Invalid %s" % name)
+        result.append(value)
+    if func in ("", "*"):
+        result.append(None)
+    else:
+        try:
+            value = int(func, 16)
+        except ValueError:
+            raise LspciError("-s: Invalid function number") from None
+        if value > 7:
+            raise LspciError("-s: Invalid function number")
+        result.append(value)
+    return tuple(result)
+
+
+def _lspci_line(fn, numeric, domain):
+    dom, bus, dev, func, vendor, device, klass, rev = fn
+    slot = "%02x:%02x.%d" % (bus, dev, func)
+    if domain:
+        slot = "%04x:%s" % (dom, slot)
+    if numeric == 1:
+        return "%s %s: %s:%s (rev %s)" % (slot, klass, vendor, device, rev)
+    class_name = LSPCI_CLASS_NAMES.get(klass, "Class %s" % klass)
+    if numeric >= 2:
+        # pciutils -nn: a device without a pci.ids name is printed "Device [vvvv:dddd]".
+        return "%s %s [%s]: %s Device [%s:%s] (rev %s)" % (slot, class_name, klass, LSPCI_VENDOR_NAME, vendor, device, rev)
+    return "%s %s: %s Device %s (rev %s)" % (slot, class_name, LSPCI_VENDOR_NAME, device, rev)
+
+
+def lspci(argv, path):
+    """``lspci [-D] [-n|-nn] [-d V:D[:C]] [-s SLOT]``: one line per NPU of the node (no other devices are
+    modelled). The ``pcie-missing`` fault hides an NPU here and nowhere else."""
+    res = Result()
+    numeric, domain, ids, slot = 0, False, None, None
+    words = list(argv)
+    pos = 0
+    try:
+        while pos < len(words):
+            word = words[pos]
+            if not word.startswith("-") or word == "-":
+                raise LspciError(None)
+            letters = word[1:]
+            pos += 1
+            while letters:
+                letter, letters = letters[0], letters[1:]
+                if letter == "n":
+                    numeric += 1
+                elif letter == "D":
+                    domain = True
+                elif letter in "dsi":
+                    value = letters or (words[pos] if pos < len(words) else None)
+                    if value is None:
+                        res.e("lspci: option requires an argument -- '%s'" % letter)
+                        raise LspciError(None)
+                    if not letters:
+                        pos += 1
+                    letters = ""
+                    if letter == "d":
+                        ids = _lspci_id_filter(value)
+                    elif letter == "s":
+                        slot = _lspci_slot_filter(value)
+                elif letter in "vkxbtmPqQAOGHFpM":
+                    res.e("lspci: option -%s is not simulated (supported: %s)" % (letter, " ".join(LSPCI_SIMULATED)))
+                    return res.fail(1)
+                else:
+                    res.e("lspci: invalid option -- '%s'" % letter)
+                    raise LspciError(None)
+    except LspciError as exc:
+        if exc.args and exc.args[0]:
+            res.e("lspci: %s" % exc.args[0])
+        else:
+            res.e(LSPCI_USAGE)
+        return res.fail(1)
+    st = st_mod.load(path)
+    for fn in pci_functions(st):
+        if ids and any(want is not None and want != have for want, have in zip(ids, (fn[4], fn[5], fn[6]))):
+            continue
+        if slot and any(want is not None and want != have for want, have in zip(slot, fn[:4])):
+            continue
+        res.o(_lspci_line(fn, numeric, domain))
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# Host files a health check reads: /proc/meminfo, /proc/sys/vm/swappiness and
+# /sys/kernel/mm/transparent_hugepage/enabled, rendered from the node state into
+# <prefix>/host/... and bind-mounted over those paths inside a simulated node (podctl).
+
+HOST_FILES = {
+    "meminfo": os.path.join("host", "proc", "meminfo"),
+    "swappiness": os.path.join("host", "proc", "sys", "vm", "swappiness"),
+    "transparent_hugepage": os.path.join("host", "sys", "kernel", "mm", "transparent_hugepage", "enabled"),
+}
+
+# Keys and order of a real /proc/meminfo (tests/fixtures/captures/proc_meminfo_swappiness_thp.txt, Linux 6.18)
+# without its x86-only DirectMap lines: arm64 kernels print none.
+MEMINFO_KEYS = (
+    "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SwapCached", "Active", "Inactive",
+    "Active(anon)", "Inactive(anon)", "Active(file)", "Inactive(file)", "Unevictable", "Mlocked",
+    "SwapTotal", "SwapFree", "Zswap", "Zswapped", "Dirty", "Writeback", "AnonPages", "Mapped", "Shmem",
+    "KReclaimable", "Slab", "SReclaimable", "SUnreclaim", "KernelStack", "PageTables", "SecPageTables",
+    "NFS_Unstable", "Bounce", "WritebackTmp", "CommitLimit", "Committed_AS", "VmallocTotal", "VmallocUsed",
+    "VmallocChunk", "Percpu", "AnonHugePages", "ShmemHugePages", "ShmemPmdMapped", "FileHugePages",
+    "FilePmdMapped", "Balloon", "HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp",
+    "Hugepagesize", "Hugetlb",
+)
+MEMINFO_COUNTS = ("HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp")
+# arm64 with 4 KB pages and 48-bit virtual addresses (the openEuler kernels of Atlas A2 hosts).
+ARM64_VMALLOC_TOTAL_KB = 135290159040
+
+
+def meminfo_values(st):
+    """A modelled /proc/meminfo of the node, in kB: MemTotal/MemFree agree with ``numactl -H`` (the sum of the
+    NUMA node sizes / free memory); the hugepage pool comes from the ``host`` section; the rest is a
+    plausible split of the used memory (page cache, anonymous memory, slab) of a training node."""
+    host = st_mod.host_settings(st)
+    nodes = st["numa"]["nodes"]
+    total = sum(int(node["size_mb"]) for node in nodes) * 1024
+    free = sum(int(node["free_mb"]) for node in nodes) * 1024
+    size_kb = int(host["hugepage_size_kb"])
+    hp_total = max(0, int(host["hugepages_total"]))
+    hp_free = max(0, min(int(host["hugepages_free"]), hp_total))
+    hugetlb = hp_total * size_kb
+    used = max(0, total - free - hugetlb)
+    cached = used * 62 // 100
+    buffers = used * 2 // 100
+    anon = used * 24 // 100
+    slab = used * 4 // 100
+    sreclaim = slab * 3 // 4
+    shmem = used // 200
+    swap = int(host.get("swap_total_kb") or 0)
+    cpus = st["numa"]["sockets"] * st["numa"]["cores_per_socket"]
+    thp = host.get("transparent_hugepage")
+    values = {
+        "MemTotal": total, "MemFree": free, "MemAvailable": free + cached * 9 // 10 + buffers + sreclaim,
+        "Buffers": buffers, "Cached": cached, "SwapCached": 0,
+        "Active": anon * 3 // 4 + cached // 2, "Inactive": anon // 4 + cached // 2,
+        "Active(anon)": anon * 3 // 4, "Inactive(anon)": anon // 4,
+        "Active(file)": cached // 2, "Inactive(file)": cached // 2,
+        "Unevictable": 0, "Mlocked": 0, "SwapTotal": swap, "SwapFree": swap, "Zswap": 0, "Zswapped": 0,
+        "Dirty": 1204, "Writeback": 0, "AnonPages": anon, "Mapped": cached // 20, "Shmem": shmem,
+        "KReclaimable": sreclaim, "Slab": slab, "SReclaimable": sreclaim, "SUnreclaim": slab - sreclaim,
+        "KernelStack": cpus * 416, "PageTables": anon // 100, "SecPageTables": 0, "NFS_Unstable": 0,
+        "Bounce": 0, "WritebackTmp": 0, "CommitLimit": (total - hugetlb) // 2 + swap,
+        "Committed_AS": anon * 13 // 10, "VmallocTotal": ARM64_VMALLOC_TOTAL_KB, "VmallocUsed": 412288,
+        "VmallocChunk": 0, "Percpu": cpus * 1024, "AnonHugePages": anon // 2 if thp == "always" else 0,
+        "ShmemHugePages": 0, "ShmemPmdMapped": 0, "FileHugePages": 0, "FilePmdMapped": 0, "Balloon": 0,
+        "HugePages_Total": hp_total, "HugePages_Free": hp_free, "HugePages_Rsvd": 0, "HugePages_Surp": 0,
+        "Hugepagesize": size_kb, "Hugetlb": hugetlb,
+    }
+    # The kernel prints page counts x 4 (kB of 4 KB pages); the counts of HugePages_* are pages.
+    return [(key, values[key] if key in MEMINFO_COUNTS else values[key] - values[key] % 4) for key in MEMINFO_KEYS]
+
+
+def format_meminfo(pairs):
+    """fs/proc/meminfo.c layout: ``%-16s%8lu kB`` (label incl. colon padded to 16), HugePages_* counts ``%-19s%5lu``."""
+    lines = []
+    for key, value in pairs:
+        if key in MEMINFO_COUNTS:
+            lines.append("%-19s%5d" % (key + ":", value))
+        else:
+            lines.append("%-16s%8d kB" % (key + ":", value))
+    return lines
+
+
+def render_meminfo(st):
+    return format_meminfo(meminfo_values(st))
+
+
+def render_swappiness(st):
+    return ["%d" % int(st_mod.host_settings(st)["swappiness"])]
+
+
+def render_thp(st):
+    """``always madvise [never]``: the active mode in brackets, as sysfs prints it."""
+    mode = st_mod.host_settings(st)["transparent_hugepage"]
+    return [" ".join("[%s]" % word if word == mode else word for word in st_mod.THP_MODES)]
+
+
+HOST_RENDERERS = {"meminfo": render_meminfo, "swappiness": render_swappiness, "transparent_hugepage": render_thp}
+
+
+def _write_in_place(path, text):
+    """Rewrite a file without replacing its inode: a bind mount of it (inside a node) must see the change."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = text.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def write_host_files(st, prefix):
+    """Render the three host files under ``prefix/host/`` from the state; returns their paths."""
+    written = []
+    for name, rel in HOST_FILES.items():
+        target = os.path.join(prefix, rel)
+        _write_in_place(target, "\n".join(HOST_RENDERERS[name](st)) + "\n")
+        written.append(target)
+    return written

@@ -13,6 +13,19 @@ HEALTH_CODES = {
 }
 ECC_MULTIBIT_CODE = [0x80E18401, "node type=HBM, sensor type=Memory, event state=Multi-bit ECC error"]
 HEALTH_ORDER = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
+ECC_SINGLEBIT_PER_MIN = 60.0
+
+
+def ecc_singlebit_errors(fault, when):
+    """Single-bit errors an ``ecc-singlebit`` fault has produced by ``when``: value per minute since it was set.
+
+    Computed from the clock on every read (like the link flap), so no read writes the state."""
+    try:
+        rate = float(fault.get("value") or ECC_SINGLEBIT_PER_MIN)
+    except (TypeError, ValueError):
+        rate = ECC_SINGLEBIT_PER_MIN
+    since = float(fault.get("since") or when)
+    return max(0, int(rate * max(0.0, when - since) / 60.0))
 
 
 def link_up(st, device, when=None):
@@ -67,6 +80,7 @@ def _worse(a, b):
 def effective(st):
     """A copy of the state with the active faults applied (health, ECC, processes, versions)."""
     eff = st_mod.deep_copy(st)
+    when = st_mod.now(st)
     for npu in eff["npus"]:
         dev = npu["id"]
         for fault in st_mod.faults_for(st, "health", dev):
@@ -83,6 +97,10 @@ def effective(st):
             ecc["hbm_double_iso"] += count
             npu["health"] = _worse(npu["health"], "Alarm")
             npu["error_codes"] = npu["error_codes"] + [ECC_MULTIBIT_CODE]
+        for fault in st_mod.faults_for(st, "ecc-singlebit", dev):
+            grown = ecc_singlebit_errors(fault, when)
+            npu["ecc"]["hbm_single"] += grown
+            npu["ecc"]["hbm_single_agg"] += grown
         for fault in st_mod.faults_for(st, "process", dev):
             name, mem = "python", 30780
             value = fault.get("value")
@@ -98,6 +116,11 @@ def effective(st):
     for fault in st_mod.faults_for(st, "version"):
         eff["versions"].update(parse_kv(fault.get("value") or ""))
     return eff
+
+
+def busy_npus(st):
+    """Ids of the NPUs that hold a process (``npus[].processes`` or a ``process`` fault): a device in use."""
+    return [npu["id"] for npu in effective(st)["npus"] if npu["processes"]]
 
 
 def parse_kv(text):

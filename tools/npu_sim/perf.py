@@ -1,13 +1,16 @@
 """A small performance MODEL (not measured hardware) that makes tuning visible end to end.
 
 busbw (GB/s):
-- intra-node AllReduce over HCCS: 7 links x 28 GB/s x 0.8 efficiency = 156.8 (model figure);
+- intra-node AllReduce over HCCS: 7 links x 28 GB/s x 0.7 efficiency = 137.2 (model figure: 70 % of the
+  HCCS theory), (p - 1) links with p NPUs per node; halved while an NPU of a node in the run holds a
+  process (another job shares the device);
 - cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node in the PoD,
   PFC is enabled on the priority named by HCCL_RDMA_SL, HCCL_RDMA_TC = 4 x DSCP with that DSCP
   mapped to the lossless TC (settings.lossless_tc, 3), and the MTU is jumbo (>= settings.jumbo_mtu)
   and equal everywhere; otherwise 3.0 (lossy RoCE with retransmissions).
 Training step time = compute + gradient AllReduce time, +8 % without NUMA binding
-(NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; seeded jitter of +-1 %.
+(NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
+under the ``noise`` fault), seeded by --seed or, without it, different on every run.
 """
 
 import math
@@ -15,16 +18,32 @@ import os
 import random
 import time
 
+from . import model
+
 HCCS_LINKS = 7
 HCCS_LINK_GBPS = 28.0
-HCCS_EFFICIENCY = 0.8
+HCCS_EFFICIENCY = 0.7
 ROCE_LINE_GBPS = 25.0
 ROCE_EFFICIENCY = 0.9
 ROCE_LOSSY_GBPS = 3.0
+JITTER_PCT = 1.0
+NOISE_PCT = 8.0
+HCCL_ITERS = 20
+HCCL_WARMUP = 5
 
 
-def intra_busbw():
-    return HCCS_LINKS * HCCS_LINK_GBPS * HCCS_EFFICIENCY
+def devices_held(states):
+    """True when an NPU of one of ``states`` holds a process (state or ``process`` fault)."""
+    return any(model.busy_npus(st) for st in states or [])
+
+
+def intra_busbw(states=None, npus_per_node=8):
+    """HCCS busbw of one node: (p - 1) links x 28 GB/s x 0.7, halved while a device is held by another job."""
+    links = max(1, min(HCCS_LINKS, int(npus_per_node) - 1))
+    busbw = links * HCCS_LINK_GBPS * HCCS_EFFICIENCY
+    if devices_held(states):
+        busbw /= 2.0
+    return busbw
 
 
 def _env_int(env, name):
@@ -72,7 +91,7 @@ def inter_busbw(states, env=None):
 def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
     env = os.environ if env is None else env
     nodes = max(1, len(states))
-    comm = grad_gb / intra_busbw() * 1000.0
+    comm = grad_gb / intra_busbw(states) * 1000.0
     if nodes > 1:
         comm += grad_gb / inter_busbw(states, env) * 1000.0 * (nodes - 1) / nodes * 2.0
     total = compute_ms + comm
@@ -83,13 +102,47 @@ def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
     return total
 
 
-def train_lines(states, local, steps=20, seed=1234, env=None, log_interval=1, global_batch=64, lr=1.0e-5,
-                start=None, tflops_per_step=None):
+def jitter_pct(local):
+    """Step-time jitter in percent: +-1, or the value of a ``noise`` fault (default 8), which also shifts each run as a whole."""
+    pct = JITTER_PCT
+    for fault in local.get("faults", []):
+        if fault.get("kind") == "noise":
+            try:
+                pct = max(pct, float(fault.get("value") or NOISE_PCT))
+            except (TypeError, ValueError):
+                pct = max(pct, NOISE_PCT)
+    return pct
+
+
+def noise_shift(local, run):
+    """The whole-run shift under a ``noise`` fault for the ``run``-th run since the fault was set:
+    +V %, -V %, 0, +V %, ... so that any three runs in a row spread by about V % (coefficient of
+    variation); 0 without the fault."""
+    pct = jitter_pct(local)
+    if pct <= JITTER_PCT:
+        return 0.0
+    return (1.0, -1.0, 0.0)[run % 3] * pct / 100.0
+
+
+def run_seed():
+    """A seed for a run without --seed: differs on every call (clock and process id)."""
+    return (time.time_ns() ^ (os.getpid() << 20)) & 0xFFFFFFFF
+
+
+def train_lines(states, local, steps=20, seed=None, env=None, log_interval=1, global_batch=64, lr=1.0e-5,
+                start=None, tflops_per_step=None, run_shift=0.0):
     """MindSpeed/Megatron-core style iteration lines (format of Megatron's training_log):
     ' [YYYY-mm-dd HH:MM:SS] iteration N/ M | consumed samples: ... | elapsed time per iteration (ms): ... |
-    throughput per GPU (TFLOP/s/GPU): ... | learning rate: ... | global batch size: ... | lm loss: ... | ...'."""
-    rng = random.Random(seed)
+    throughput per GPU (TFLOP/s/GPU): ... | learning rate: ... | global batch size: ... | lm loss: ... | ...'.
+    ``seed`` None: a new seed per run; a number: the same lines for the same state and environment.
+    ``run_shift``: a fraction by which the whole run is slower (positive) or faster (see noise_shift)."""
+    rng = random.Random(run_seed() if seed is None else seed)
+    spread = jitter_pct(local) / 100.0
     base = step_time_ms(states, local, env)
+    if run_shift:
+        # a noisy node (another job, thermal throttling, a busy host): the run as a whole is slower
+        # or faster, so the runs' mean step times differ, not only their steps
+        base *= 1.0 + run_shift
     world = 8 * max(1, len(states))
     # Work per step of the modelled job, sized so that the tuned single-node step is ~40 % MFU
     # of a 910B3 (313 TFLOP/s fp16 peak); only ratios matter.
@@ -98,7 +151,7 @@ def train_lines(states, local, steps=20, seed=1234, env=None, log_interval=1, gl
     lines = []
     loss = 10.5
     for step in range(1, steps + 1):
-        elapsed = base * (1.0 + rng.uniform(-0.01, 0.01))
+        elapsed = base * (1.0 + rng.uniform(-spread, spread))
         if step == 1:
             elapsed *= 1.6
         clock += elapsed / 1000.0
@@ -127,19 +180,31 @@ def _size(text):
     return int(text) * mult
 
 
-def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None):
-    """hccl_test all_reduce_test table (layout of hicann/oam-tools print_execution_time)."""
+def allreduce_busbw(states, nodes, npus_per_node=8, env=None):
+    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, min(HCCS, RoCE) across nodes."""
+    intra = intra_busbw(states, npus_per_node)
+    return intra if nodes <= 1 else min(intra, inter_busbw(states, env))
+
+
+def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None, npus_per_node=8,
+                    iters=HCCL_ITERS, warmup=HCCL_WARMUP, check=True, sizes=None):
+    """hccl_test all_reduce_test table (layout of hicann/oam-tools print_execution_time): first line, header,
+    one row per size (``sizes``, or min, min x factor, ... up to max); ``check`` False prints NULL."""
     low, high = _size(minbytes), _size(maxbytes)
-    ranks = 8 * max(1, nodes)
-    busbw = intra_busbw() if nodes <= 1 else min(intra_busbw(), inter_busbw(states, env))
-    peak_alg = busbw * ranks / (2.0 * (ranks - 1))
+    ranks = max(1, int(npus_per_node)) * max(1, nodes)
+    busbw = allreduce_busbw(states, nodes, npus_per_node, env)
+    peak_alg = busbw * ranks / (2.0 * (ranks - 1)) if ranks > 1 else busbw
     latency_us = 20.0 if nodes <= 1 else 60.0 + 10.0 * math.log(nodes, 2)
-    lines = ["the minbytes is %d, maxbytes is %d, iters is 20, warmup_iters is 5" % (low, high),
+    lines = ["the minbytes is %d, maxbytes is %d, iters is %d, warmup_iters is %d" % (low, high, iters, warmup),
              "%-15s | %-12s | %-18s | %s" % ("data_size(Bytes):", "aveg_time(us):", "alg_bandwidth(GB/s):", "check_result:")]
-    size = low
-    while size <= high:
+    if sizes is None:
+        sizes = []
+        size = low
+        while 0 < size <= high:
+            sizes.append(size)
+            size *= max(2, int(factor))
+    for size in sizes:
         avg_us = latency_us + size / (peak_alg * 1e3)
         alg = size / avg_us * 1e-3
-        lines.append("%-17d | %-14.2f | %-20.5f | success" % (size, avg_us, alg))
-        size *= max(2, int(factor))
+        lines.append("%-17d | %-14.2f | %-20.5f | %s" % (size, avg_us, alg, "success" if check else "NULL"))
     return lines

@@ -46,6 +46,18 @@ DEFAULT_VERSIONS = {
     "torch_npu": "2.8.0",
 }
 
+# Host settings the health check reads (/proc/meminfo, vm.swappiness, transparent hugepages), as on a
+# tuned training node: 15360 x 2 MB hugepages reserved, swappiness 10, THP off. See host.py for the files.
+DEFAULT_HOST = {
+    "hugepages_total": 15360,
+    "hugepages_free": 15360,
+    "hugepage_size_kb": 2048,
+    "swappiness": 10,
+    "transparent_hugepage": "never",
+    "swap_total_kb": 4194300,
+}
+THP_MODES = ("always", "madvise", "never")
+
 GOVERNORS = ("conservative", "ondemand", "userspace", "powersave", "performance", "schedutil")
 DEFAULT_GOVERNOR = "ondemand"
 
@@ -228,6 +240,11 @@ def plan_ip(index, device):
     return "%s.%d.%d" % (IP_PLAN_PREFIX, device, IP_PLAN_HOST_OFFSET + index)
 
 
+def plan_gateway(device):
+    """The gateway (and netdetect address) of rail ``device``, as a deployed node has them configured."""
+    return "%s.%d.1" % (IP_PLAN_PREFIX, device)
+
+
 def _default_certs(device):
     # Preconfigured device certificates; issuers/dates follow the CANN HCCL doc sample.
     return [
@@ -307,6 +324,8 @@ def _npu(index, device, created):
             "pci_vendor_id": "0x19E5", "pci_device_id": "0xD802",
             "subsystem_vendor_id": "0x19E5", "subsystem_device_id": "0x3003", "chip_count": 1,
         },
+        # PCI function as lspci shows it: class 1200 (processing accelerator), revision 0x20.
+        "pci": {"class": "1200", "revision": "20"},
         "chip": {"chip_type": "Ascend", "chip_version": "V1", "pcb_id": "NA", "position_id": str(device),
                  "vdie_id": "%08X 20B03704 4A10C8D4 14CC040A D2102003" % (0x42C711D4 + index * 8 + device),
                  "ndie_id": "%08X 20401010 4E10C8D4 14CC040A A4102003" % (0x27216594 + index * 8 + device)},
@@ -314,8 +333,8 @@ def _npu(index, device, created):
         "net": {
             "ip": plan_ip(index, device),
             "netmask": IP_PLAN_NETMASK,
-            "gateway": None,
-            "netdetect": None,
+            "gateway": plan_gateway(device),
+            "netdetect": plan_gateway(device),
             "net_health": None,
             "tls": {"enable": 1, "preconfigured": 1, "alarm_days": 60, "certs": _default_certs(device)},
             "pfc": [0] * 8,
@@ -363,6 +382,7 @@ def new_state(hostname, index, npus=8, pod_dir=None, created=None):
         "cpu": {"max_mhz": 2600, "min_mhz": 200, "model": "Kunpeng-920", "bios_model": "HUAWEI Kunpeng 920 5250"},
         "governor": DEFAULT_GOVERNOR,
         "faults": [],
+        "host": dict(DEFAULT_HOST),
         "settings": {"flap_seconds": 5.0, "latency_ms": 0, "clock": None, "lossless_tc": 3, "jumbo_mtu": 8000},
     }
 
@@ -399,6 +419,13 @@ def faults_for(st, kind, device=None):
             continue
         found.append(fault)
     return found
+
+
+def host_settings(st):
+    """The ``host`` section with defaults filled in (states written before it existed have none)."""
+    merged = dict(DEFAULT_HOST)
+    merged.update(st.get("host") or {})
+    return merged
 
 
 def deep_copy(data):

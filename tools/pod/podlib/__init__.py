@@ -3,8 +3,10 @@
 Each node ``nodeNN`` is a UTS + mount namespace that runs its own sshd on ``127.0.1.N:22``
 (or ``PREFIX.N`` with ``--address-prefix``). Inside it the node's simulator files are
 bind-mounted on the vendor paths (``/usr/local/Ascend``, ``/usr/local/sbin``,
-``/var/lib/npu-sim``), the node's own directory on ``/root``, and the numactl/lscpu/cpupower
-shims over the host binaries that exist. The nodes share the host's PID and network
+``/var/lib/npu-sim``, ``/usr/local/mpich``), the node's own directory on ``/root``, the
+numactl/lscpu/cpupower/lspci shims over the host binaries that exist, and files rendered from
+the node state over ``/proc/meminfo``, ``/proc/sys/vm/swappiness`` and
+``/sys/kernel/mm/transparent_hugepage/enabled``. The nodes share the host's PID and network
 namespaces; only hostname and mounts differ.
 
 Commands: ``up``, ``down``, ``status``, ``exec``. Run ``podctl COMMAND --help`` for options.

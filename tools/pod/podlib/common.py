@@ -24,12 +24,25 @@ DIR_MOUNTS = (
     ("/var/lib/npu-sim", "state"),
     ("/var/lib/npuops", "npuops"),  # backups and reports the collection writes on a node
     ("/root", "root"),
+    ("/usr/local/mpich", "files/mpich"),  # the mpirun stand-in at MPICH's usual prefix
 )
-# Host binaries a node sees replaced by the simulator's shims, when the host has them.
+# Host binaries a node sees replaced by the simulator's shims, when the host has them
+# (lspci is /usr/bin/lspci on Debian/Ubuntu, /usr/sbin/lspci on openEuler/RHEL; the shims are
+# also on PATH as /usr/local/sbin/NAME).
 SHIM_MOUNTS = (
     ("/usr/bin/lscpu", "files/sbin/lscpu"),
     ("/usr/bin/numactl", "files/sbin/numactl"),
     ("/usr/bin/cpupower", "files/sbin/cpupower"),
+    ("/usr/bin/lspci", "files/sbin/lspci"),
+    ("/usr/sbin/lspci", "files/sbin/lspci"),
+)
+# Kernel files a node sees replaced by files rendered from its state (npu-sim install and
+# 'npu-sim state set host.*' write them): bind mounts over procfs/sysfs files, inside the
+# node's mount namespace only. A write to one of them changes that file, nothing else.
+HOST_FILE_MOUNTS = (
+    ("/proc/meminfo", "files/host/proc/meminfo"),
+    ("/proc/sys/vm/swappiness", "files/host/proc/sys/vm/swappiness"),
+    ("/sys/kernel/mm/transparent_hugepage/enabled", "files/host/sys/kernel/mm/transparent_hugepage/enabled"),
 )
 STATE_KEYS = {"latency_ms": "settings.latency_ms", "flap_seconds": "settings.flap_seconds"}
 

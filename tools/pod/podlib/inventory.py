@@ -56,7 +56,7 @@ def hccl_if_ip(pod, index):
     """The node's host address: what HCCL_IF_IP names on a real node (the service NIC's address).
 
     A simulated node shares the host's network namespace, so its own address is the loopback
-    address its sshd listens on; ``hccl_socket_ifname`` stays the nominal NIC name of an
+    address its sshd listens on; ``npuops_hccl_socket_ifname`` stays the nominal NIC name of an
     Atlas 800T A2 host.
     """
     return pod.node_address(index)
@@ -77,9 +77,9 @@ def inventory_text(pod, names):
         out.append("        %s:" % name)
         out.append("          ansible_host: %s" % pod.node_address(index))
         out += ["          %s: %s" % (key, _q(value)) for key, value in common]
-        out.append("          hccl_if_ip: %s" % _q(hccl_if_ip(pod, index)))
-        out.append("          hccl_socket_ifname: %s" % _q(HCCL_SOCKET_IFNAME))
-        out.append("          npu_ports:")
+        out.append("          npuops_hccl_if_ip: %s" % _q(hccl_if_ip(pod, index)))
+        out.append("          npuops_hccl_socket_ifname: %s" % _q(HCCL_SOCKET_IFNAME))
+        out.append("          npuops_npu_ports:")
         for port in npu_ports_from_state(state):
             out.append("            - {device: %d, address: %s, netmask: %s}" % (port["device"], _q(port["address"]), _q(port["netmask"])))
     return "\n".join(out) + "\n"

@@ -11,7 +11,8 @@ import socket
 import subprocess
 import time
 
-from .common import DIR_MOUNTS, DOWN_TIMEOUT_S, MARKER, POLL_S, SHIM_MOUNTS, SSH_PORT, SSHD, STATE_KEYS, UP_TIMEOUT_S, PodError
+from .common import (DIR_MOUNTS, DOWN_TIMEOUT_S, HOST_FILE_MOUNTS, MARKER, POLL_S, SHIM_MOUNTS, SSH_PORT, SSHD, STATE_KEYS,
+                     UP_TIMEOUT_S, PodError)
 from .host import node_python, npu_sim, run
 from .pod import node_index
 from .procs import all_pids, host_namespaces, node_pid_ok, ns_belongs_to_node, proc_ns, proc_start_time, read_text
@@ -62,7 +63,7 @@ def prepare_node(pod, name, settings):
     state = pod.state_file(name)
     if not os.path.exists(state):
         npu_sim(["init", "--state", state, "--hostname", name, "--index", str(node_index(name)), "--pod-dir", pod.nodes_dir])
-    if not os.path.isfile(os.path.join(node_dir, "files", "sbin", "npu-smi")):
+    if not all(os.path.isfile(os.path.join(node_dir, source)) for _target, source in SHIM_MOUNTS + HOST_FILE_MOUNTS):
         npu_sim(["install", "--state", state, "--prefix", os.path.join(node_dir, "files"), "--python", node_python()])
     apply_settings(state, settings)
     write_sshd_config(pod, name)
@@ -80,9 +81,12 @@ def node_script(pod, name):
     lines = ["set -e", "hostname %s" % shlex.quote(name)]
     for target, source in DIR_MOUNTS:
         lines.append("mount --bind %s %s" % (shlex.quote(os.path.join(node_dir, source)), shlex.quote(target)))
-    for target, source in SHIM_MOUNTS:
+    mounted = set()
+    for target, source in SHIM_MOUNTS + HOST_FILE_MOUNTS:
         shim = os.path.join(node_dir, source)
-        if os.path.isfile(target) and os.path.isfile(shim):
+        real = os.path.realpath(target)  # /sbin/x and /usr/sbin/x may be one file (merged /usr)
+        if os.path.isfile(target) and os.path.isfile(shim) and real not in mounted:
+            mounted.add(real)
             lines.append("mount --bind %s %s" % (shlex.quote(shim), shlex.quote(target)))
     lines.append("exec %s -D -e -f %s" % (shlex.quote(SSHD), shlex.quote(pod.sshd_config(name))))
     return "\n".join(lines)
