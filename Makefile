@@ -26,7 +26,7 @@ export LC_ALL := C.UTF-8
 .PHONY: help setup test lint ruff ansible-lint sanity core219 unit compat molecule demo demo-down bench build clean
 
 help:
-	@echo "make demo    - set up, bring up a 4-node simulated PoD, run the module demo (tools/dev/demo.yml)"
+	@echo "make demo    - set up, bring up a 4-node simulated PoD, run playbooks/site.yml, print the stage report"
 	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
 	@echo "make setup   - system packages + .venv (idempotent)"
 	@echo "make lint | sanity | core219 | unit | compat | molecule | bench | build"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the vendor-output parsers: npu_smi_parse, hccn_parse, cpu_list.
+"""Filters over the vendor-output parsers: npu_smi_parse, hccn_parse, train_log_parse, cpu_list.
 
 The documentation of each filter is in the .yml file of the same name next to this file.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool, npu_smi
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool, npu_smi, train_log
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
     MAX_CPUS,
     compact_cpu_list,
@@ -58,6 +58,11 @@ def hccn_parse(text, query):
     return _parse(hccn_tool.PARSERS, 'hccn_parse', text, query)
 
 
+def train_log_parse(text):
+    """Parse the iteration lines of a MindSpeed / Megatron / ModelLink training log (the whole log text)."""
+    return _parse(train_log.PARSERS, 'train_log_parse', text, 'train_log')
+
+
 def cpu_list(value):
     """Range string -> list of ints ('0-2,5' -> [0, 1, 2, 5]); list of CPU numbers -> compact range string.
 
@@ -90,5 +95,6 @@ class FilterModule:
         return {
             'npu_smi_parse': npu_smi_parse,
             'hccn_parse': hccn_parse,
+            'train_log_parse': train_log_parse,
             'cpu_list': cpu_list,
         }

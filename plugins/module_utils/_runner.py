@@ -221,16 +221,19 @@ class Runner:
             return [self._timeout_bin, '-k', str(KILL_AFTER), str(self.timeout)] + list(argv)
         return list(argv)
 
-    def run(self, argv):
+    def run(self, argv, env=None):
         """Run one command, return ``(rc, stdout, stderr)``.
 
-        A non-zero rc is returned, not raised: the caller (the tool's adapter) decides what it
+        ``env`` adds variables to the command's environment (the C locale always wins). A
+        non-zero rc is returned, not raised: the caller (the tool's adapter) decides what it
         means. Raises :class:`ToolError` when the command cannot be started or runs out of time.
         """
         argv = [str(arg) for arg in argv]
+        environ = dict((str(k), str(v)) for k, v in (env or {}).items())
+        environ.update(C_LOCALE)
         try:
             rc, out, err = self.module.run_command(
-                self.wrap(argv), environ_update=dict(C_LOCALE), expand_user_and_vars=False,
+                self.wrap(argv), environ_update=environ, expand_user_and_vars=False,
                 handle_exceptions=False)
         except (OSError, ValueError) as exc:
             raise ToolError(cmd=argv, msg='Could not run %s: %s. Check that the file is an executable for this host.'

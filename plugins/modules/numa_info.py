@@ -13,6 +13,8 @@ author:
   - npuops maintainers (@npuops)
 description:
   - Runs C(numactl -H), C(lscpu) and C(npu-smi info -t topo) concurrently and merges them.
+  - Without a usable C(npu-smi) (missing, or failing) the host part is still returned, with an entry in RV(errors), a
+    warning, and no NPU in RV(devices); C(numactl) and C(lscpu) must work.
   - Returns the NUMA nodes with their CPUs and memory, the CPU count and sockets, and for every NPU its
     CPU affinity and the NUMA node that holds those CPUs, which is what CPU binding of a training or
     serving process needs.
@@ -70,7 +72,7 @@ devices:
   returned: success
   type: dict
 errors:
-  description: Parts that could not be read without failing the task (none today; every tool failure fails it).
+  description: Parts that could not be read without failing the task (the NPU affinity when npu-smi is missing or fails).
   returned: success
   type: list
   elements: dict
@@ -203,13 +205,23 @@ def merge(numactl, lscpu, topo):
 
 
 def gather(module, params, warnings):
-    """Find and run the three tools concurrently, parse, merge. Raises ModuleFailure."""
+    """Run the three tools concurrently, parse, merge. Raises ModuleFailure.
+
+    numactl and lscpu describe the host and must work; without a usable npu-smi the host part
+    is still returned, with an entry in ``errors`` and a warning, and no NPU affinity.
+    """
     host = host_name()
     runner = Runner(module, params['timeout'])
     numactl = Numactl.find(module, params['numactl_path'], host)
     lscpu = Lscpu.find(module, params['lscpu_path'], host)
-    npu_smi = NpuSmi.find(module, runner, params['npu_smi_path'], host)
-    argvs = [numactl.argv(), lscpu.argv(), npu_smi.node_view_argv('topo')]
+    argvs = [numactl.argv(), lscpu.argv()]
+    npu_smi = None
+    errors = []
+    try:
+        npu_smi = NpuSmi.find(module, runner, params['npu_smi_path'], host)
+        argvs.append(npu_smi.node_view_argv('topo'))
+    except ModuleFailure as exc:
+        errors.append({'what': 'topo', 'cmd': None, 'rc': None, 'msg': exc.msg})
     results = runner.run_many(argvs, workers=len(argvs), return_exceptions=True)
     parsed = []
     for tool, argv, result in zip((numactl, lscpu), argvs, results):
@@ -221,11 +233,20 @@ def gather(module, params, warnings):
         if unparsed:
             warnings.append(unparsed_warning(argv, unparsed))
         parsed.append(data)
-    try:
-        parsed.append(npu_smi.parse(NODE_VIEWS['topo'][1], argvs[2], npu_smi.check(argvs[2], results[2])))
-    finally:
-        warnings.extend(npu_smi.warnings)
-    return merge(*parsed)
+    topo = {}
+    if npu_smi is not None:
+        try:
+            topo = npu_smi.parse(NODE_VIEWS['topo'][1], argvs[2], npu_smi.check(argvs[2], results[2]))
+        except ModuleFailure as exc:
+            detail = exc.result()
+            errors.append({'what': 'topo', 'cmd': detail.get('cmd'), 'rc': detail.get('rc'), 'msg': exc.msg})
+        finally:
+            warnings.extend(npu_smi.warnings)
+    for error in errors:
+        warnings.append('%s The NUMA layout of the host is returned without the NPU affinity.' % error['msg'])
+    result = merge(parsed[0], parsed[1], topo)
+    result['errors'] = errors
+    return result
 
 
 def main():

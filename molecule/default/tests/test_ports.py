@@ -29,7 +29,7 @@ def test_port_is_lossless_and_jumbo(host, device):
 
 def test_port_addresses_untouched(host):
     """The converge changed MTU, PFC and the DSCP map only: every address is still the one the PoD was created with."""
-    planned = {port["device"]: (port["address"], port["netmask"]) for port in host.ansible.get_variables()["npu_ports"]}
+    planned = {port["device"]: (port["address"], port["netmask"]) for port in host.ansible.get_variables()["npuops_npu_ports"]}
     assert sorted(planned) == DEVICES
     for device in DEVICES:
         ip = hccn_get(host, device, "ip")

@@ -28,7 +28,7 @@ def _jsonable(value):
 
 
 def test_filter_table():
-    assert sorted(parsers.FilterModule().filters()) == ['cpu_list', 'hccn_parse', 'npu_smi_parse']
+    assert sorted(parsers.FilterModule().filters()) == ['cpu_list', 'hccn_parse', 'npu_smi_parse', 'train_log_parse']
 
 
 def test_hccn_parse_real_pfc_sample():

@@ -17,7 +17,8 @@ import os
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _npu_smi
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import cpupower, hccl_bench, hccn_tool, npu_smi, numa, versions
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import (
+    cpupower, hccl_bench, hccn_tool, host, npu_smi, numa, train_log, versions)
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import MAX_CPUS, compact_cpu_list, expand_cpu_list, unit_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,7 +26,7 @@ TREE = os.path.normpath(os.path.join(HERE, '..', '..', 'fixtures', 'parsers'))
 CAPTURES = os.path.normpath(os.path.join(HERE, '..', '..', '..', 'fixtures', 'captures'))
 
 MODULES = {'hccn_tool': hccn_tool, 'npu_smi': npu_smi, 'numa': numa, 'versions': versions, 'hccl_bench': hccl_bench,
-           'cpupower': cpupower}
+           'cpupower': cpupower, 'train_log': train_log, 'host': host}
 ELISION = ('...', '... ...')
 
 

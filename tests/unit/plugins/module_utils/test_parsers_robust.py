@@ -24,7 +24,8 @@ import zlib
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _npu_smi
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import cpupower, hccl_bench, hccn_tool, npu_smi, numa, versions
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers import (
+    cpupower, hccl_bench, hccn_tool, host, npu_smi, numa, train_log, versions)
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import expand_cpu_list
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import parse_output
 
@@ -32,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.normpath(os.path.join(HERE, '..', '..', 'fixtures', 'parsers'))
 
 FAMILIES = {'hccn_tool': hccn_tool, 'npu_smi': npu_smi, 'numa': numa, 'versions': versions, 'hccl_bench': hccl_bench,
-            'cpupower': cpupower}
+            'cpupower': cpupower, 'train_log': train_log, 'host': host}
 MUTATIONS_PER_FAMILY = 600
 
 HUGE = '9' * 5000

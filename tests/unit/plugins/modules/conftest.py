@@ -85,17 +85,18 @@ class ModuleRun:
 
 @pytest.fixture
 def run_module(monkeypatch):
-    """Return ``run(module, args, commands=None, *, bin_paths=None, delay=0.0, check_mode=False, strict=True)``.
+    """Return ``run(module, args, commands=None, *, bin_paths=None, delay=0.0, check_mode=False, strict=True, default=None)``.
 
     ``module`` is the imported module object; its ``main()`` runs with ``args`` as module
     arguments. ``get_bin_path`` finds the tools of DEFAULT_BIN_PATHS updated by ``bin_paths``
     (a None value means not found), ``platform.node()`` is HOST, and ``delay`` seconds are
-    slept in every faked call. Returns a :class:`ModuleRun` with the exit_json/fail_json
+    slept in every faked call; ``default(argv)`` answers an argv that is not in ``commands`` (see
+    RecordingRun). Returns a :class:`ModuleRun` with the exit_json/fail_json
     payload (``result``), ``failed``, the argv ``calls`` in order, and the ``warnings``.
     """
 
-    def run(module, args, commands=None, bin_paths=None, delay=0.0, check_mode=False, strict=True):
-        fake = RecordingRun(commands, delay)
+    def run(module, args, commands=None, bin_paths=None, delay=0.0, check_mode=False, strict=True, default=None):
+        fake = RecordingRun(commands, delay, default)
         paths = dict(DEFAULT_BIN_PATHS)
         paths.update(bin_paths or {})
         warnings = []

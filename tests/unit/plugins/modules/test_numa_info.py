@@ -60,14 +60,24 @@ def test_nodes_from_lscpu_when_numactl_lists_none(run_module):
     assert res.result['npu']['7']['numa_node'] == 2
 
 
-def test_failing_npu_smi(run_module):
+def test_failing_npu_smi_still_gives_the_host_part(run_module):
     res = run_module(numa_info, {}, commands(topo=(172, DEVICE_USED, '')))
-    assert res.failed
-    assert res.result['msg'].startswith('node-07: /usr/local/sbin/npu-smi info -t topo failed (rc=172): dcmi model initialized failed')
-    assert res.result['msg'].endswith('Another process or container holds the NPU: stop it, or run this where the device is visible.')
-    assert res.result['cmd'] == '/usr/local/sbin/npu-smi info -t topo'
-    assert res.result['stdout'] == DEVICE_USED
-    assert res.result['rc'] == 172
+    assert not res.failed, res
+    assert res.result['count'] == 0 and res.result['devices'] == {} and res.result['npu'] == {}
+    assert [node['id'] for node in res.result['nodes']] == list(range(8))
+    error = res.result['errors'][0]
+    assert error['what'] == 'topo' and error['rc'] == 172 and error['cmd'] == '/usr/local/sbin/npu-smi info -t topo'
+    assert error['msg'].startswith('node-07: /usr/local/sbin/npu-smi info -t topo failed (rc=172): dcmi model initialized failed')
+    assert error['msg'].endswith('Another process or container holds the NPU: stop it, or run this where the device is visible.')
+    assert res.warnings == [error['msg'] + ' The NUMA layout of the host is returned without the NPU affinity.']
+
+
+def test_missing_npu_smi_still_gives_the_host_part(run_module):
+    res = run_module(numa_info, {}, {(NUMACTL, '-H'): (0, NUMACTL_H, ''), (LSCPU,): (0, LSCPU_HOST, '')}, bin_paths={'npu-smi': None})
+    assert not res.failed, res
+    assert res.result['cpus_total'] == 192 and res.result['devices'] == {}
+    assert 'npu-smi not found' in res.result['errors'][0]['msg']
+    assert sorted(res.calls) == sorted([[NUMACTL, '-H'], [LSCPU]])
 
 
 def test_missing_numactl(run_module):
