@@ -23,13 +23,13 @@ export NO_COLOR := 1
 export PY_COLORS := 0
 export LC_ALL := C.UTF-8
 
-.PHONY: help setup test lint ruff ansible-lint sanity core219 unit compat molecule demo demo-down bench build clean
+.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration compat molecule demo demo-down bench build clean
 
 help:
 	@echo "make demo    - set up, bring up a 4-node simulated PoD, run playbooks/site.yml, print the stage report"
 	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
 	@echo "make setup   - system packages + .venv (idempotent)"
-	@echo "make lint | sanity | core219 | unit | compat | molecule | bench | build"
+	@echo "make lint | sanity | core219 | unit | integration | compat | molecule | bench | build"
 
 setup:
 	@tools/dev/setup.sh
@@ -48,6 +48,9 @@ sanity: setup
 unit: setup
 	pytest -q tests/unit tests/sim
 
+integration: setup
+	pytest -q tests/integration
+
 compat: setup
 	tools/dev/compat.sh
 
@@ -57,7 +60,7 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-test: setup lint sanity core219 compat molecule unit
+test: setup lint sanity core219 compat molecule unit integration
 
 demo: setup
 	tools/dev/demo.sh $(NODES)

@@ -244,14 +244,64 @@ def pod_port_findings(ports_by_host, parameter_plane=None):
     return out
 
 
+def _span(devices):
+    """'0-3, 5' for [0, 1, 2, 3, 5]."""
+    runs = []
+    for dev in sorted(set(devices)):
+        if runs and dev == runs[-1][1] + 1:
+            runs[-1][1] = dev
+        else:
+            runs.append([dev, dev])
+    return ', '.join(str(a) if a == b else '%d-%d' % (a, b) for a, b in runs)
+
+
+def findings_text(findings, joiner='; '):
+    """The messages of findings, the same text on several NPUs and nodes said once:
+    'node01, node02 NPU 0-7: MTU is 1500, expected 9000'. Order of first appearance."""
+    order, groups = [], {}
+    for item in findings or []:
+        if not isinstance(item, dict):
+            continue
+        host, device, msg = item.get('host'), item.get('device'), str(item.get('msg') or '')
+        prefix = _where(host, device) + ': '
+        if not msg.startswith(prefix):
+            key, where = (None, msg), None
+        else:
+            key, where = (device is None, msg[len(prefix):]), (host, device)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        if where is not None:
+            groups[key].append(where)
+    lines = []
+    for key in order:
+        node_level, text = key
+        if node_level is None:
+            lines.append(text)
+            continue
+        hosts = []
+        for host, _dev in groups[key]:
+            if host not in hosts:
+                hosts.append(host)
+        if node_level:
+            lines.append('%s: %s' % (', '.join(str(h) for h in hosts), text))
+            continue
+        spans = [(host, _span([d for h, d in groups[key] if h == host and isinstance(d, int)])) for host in hosts]
+        if len(set(span for _h, span in spans)) == 1:
+            lines.append('%s NPU %s: %s' % (', '.join(str(h) for h, _s in spans), spans[0][1], text))
+        else:
+            lines.append('%s: %s' % (', '.join('%s NPU %s' % (h, span) for h, span in spans), text))
+    return joiner.join(lines) if joiner is not None else lines
+
+
 def gate_message(findings, stage, name):
-    """One sentence per failing node and device, for the gate's fail_msg."""
+    """The gate's fail_msg: the failing nodes, then each problem once with the nodes and NPUs that have it."""
     failures = [f for f in findings or [] if f.get('severity') == FAIL]
     if not failures:
         return 'stage %s (%s): gate passed' % (stage, name)
     hosts = sorted(set(f.get('host') for f in failures))
     return 'Stage %s (%s) gate failed on %d node(s) (%s): %s' % (
-        stage, name, len(hosts), ', '.join(str(h) for h in hosts), '; '.join(f['msg'] for f in failures))
+        stage, name, len(hosts), ', '.join(str(h) for h in hosts), findings_text(failures))
 
 
 def lost_node_finding(host):
@@ -465,6 +515,7 @@ class FilterModule:
             'health_findings': health_findings,
             'pod_port_findings': pod_port_findings,
             'gate_message': gate_message,
+            'findings_text': findings_text,
             'lost_node_finding': lost_node_finding,
             'stage_summary': stage_summary,
             'version_findings': version_findings,

@@ -8,26 +8,25 @@ The documentation of the filter is in pod_problems.yml next to this file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-try:
-    import netaddr
-except ImportError:  # reported when the filter is used, not when Ansible loads it
-    netaddr = None
-
+from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import (
+    LOOPBACK_AND_BRIDGES,
+    netaddr,
+    refused_interfaces,
+    require_netaddr,
+    split_socket_ifname,
+)
+from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import integer as _integer
+from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import ip as _ip
+from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import ipv4 as _ipv4
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 
 DEFAULT_REQUIRED = ['npuops_npu_ports', 'npuops_hccl_if_ip', 'npuops_hccl_socket_ifname']
 SPEC_KEYS = ('parameter_plane', 'npus_per_node', 'required', 'ranges')
 PORT_KEYS = ('device', 'address', 'netmask')
-
-# interface names (Linux: at most 15 bytes, no '/', no blanks, not '.' or '..')
-_IFNAME_RE = re.compile(r'^[A-Za-z0-9_.:@+-]{1,15}$')
-# interfaces HCCL must never use for its host socket: loopback, the docker bridge, libvirt and docker network bridges
-_NEVER = ('lo', 'docker0', 'virbr0', 'br-')
 
 
 def _problem(out, host, variable, value, text):
@@ -38,50 +37,16 @@ def _problem(out, host, variable, value, text):
     out.append({'host': host, 'variable': variable, 'value': value, 'problem': sentence})
 
 
-def _ipv4(text):
-    """netaddr.IPAddress of a dotted-quad string, else None ('10.1' and '010.0.0.1' are refused)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return netaddr.IPAddress(text, 4, flags=netaddr.INET_PTON)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None
-
-
-def _ip(text):
-    """netaddr.IPAddress of an IPv4 or IPv6 address string, else None."""
-    address = _ipv4(text)
-    if address is not None or not isinstance(text, str):
-        return address
-    try:
-        return netaddr.IPAddress(text, 6)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None
-
-
 def _unset(value):
     return value is None or (isinstance(value, (str, list, tuple, Mapping)) and not value)
 
 
-def _integer(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.match(r'^-?[0-9]{1,18}$', value.strip()):
-        return int(value.strip())
-    return None
-
-
 def _bad_interface(name, exact):
     """Why HCCL must not use the interface(s) ``name`` selects (exact name, or prefix when not ``exact``), or None."""
-    lowered = name.lower()
-    if lowered == 'lo' or lowered.startswith(('docker', 'virbr', 'br-')):
+    for _name, shown, _what, as_prefix in refused_interfaces([name], exact, LOOPBACK_AND_BRIDGES):
+        if as_prefix:
+            return 'the prefix %s also matches %s' % (name, shown)
         return '%s is a loopback or bridge interface' % name
-    if not exact:
-        for sample in _NEVER:
-            if sample.startswith(lowered):
-                return 'the prefix %s also matches %s' % (name, sample + ('*' if sample.endswith('-') else ''))
     return None
 
 
@@ -90,17 +55,11 @@ def _check_ifname(out, host, value):
     if not isinstance(value, str) or not value.strip():
         _problem(out, host, variable, value, 'must be a non-empty string of interface names or prefixes')
         return
-    text = value.strip()
-    exclude = text.startswith('^')
-    body = text[1:] if exclude else text
-    exact = body.startswith('=')
-    body = body[1:] if exact else body
-    names = body.split(',')
-    for name in names:
-        if not _IFNAME_RE.match(name) or name in ('.', '..'):
-            _problem(out, host, variable, value, 'is not a valid HCCL_SOCKET_IFNAME value: %s is not an interface name '
-                     '(a comma list of names, optionally after ^ to exclude and = for exact names)' % short_repr(name))
-            return
+    try:
+        exclude, exact, names = split_socket_ifname(value)
+    except ValueError as exc:
+        _problem(out, host, variable, value, 'is not a valid HCCL_SOCKET_IFNAME value: %s' % exc)
+        return
     if exclude:
         return
     for name in names:
@@ -182,9 +141,7 @@ def _spec(spec):
 
 def pod_problems(hostvars, hosts, spec):
     """The inventory problems of a PoD: a list of {host, variable, value, problem}, empty when all is well."""
-    if netaddr is None:
-        raise AnsibleFilterError('pod_problems needs the Python library netaddr on the controller: pip install netaddr '
-                                 '(it is in the requirements.txt of npuops.ascend)')
+    require_netaddr('pod_problems')
     if not isinstance(hostvars, Mapping):
         raise AnsibleFilterError('pod_problems: the first argument must be hostvars, got %s' % type(hostvars).__name__)
     if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)) or not all(isinstance(host, str) for host in hosts):

@@ -124,11 +124,12 @@ class PortConfig:
         return {'changed': False, 'parsed': parsed}
 
     # ---- reading -------------------------------------------------------------------------
-    def read(self, plan, tolerate=False):
+    def read(self, plan, tolerate=None):
         """``plan`` is [(device, queries)]; returns {device: have} in vocabulary.
 
         A query the port cannot answer right now fails the task before anything changes,
-        or with ``tolerate`` gives null and a warning; any other failure always fails.
+        or with ``tolerate`` (the sentence added to the warning) gives null and a warning;
+        any other failure always fails.
         """
         readings = self.hccn.read_devices(plan, self.params['workers'])
         haves = {}
@@ -137,7 +138,7 @@ class PortConfig:
             self.warnings.extend(warnings)
             for reading in problems:
                 if tolerate and reading.meaning == _hccn_tool.UNANSWERED:
-                    self.warnings.append(reading.reply.failure(self.hccn.subject(device)).msg)
+                    self.warnings.append(reading.reply.failure(self.hccn.subject(device), tolerate).msg)
                     continue
                 raise reading.reply.failure(self.hccn.subject(device), NOTHING_CHANGED)
             haves[device] = have
@@ -149,8 +150,19 @@ class PortConfig:
             self.params['npu_smi_path'], self.host, then='Give the devices in config.')
         self.warnings.extend(warnings)
         devices = sorted(devices)
-        haves = self.read([(d, list(self.table.queries)) for d in devices], tolerate=True)
-        return {'changed': False, 'gathered': [self.table.export(haves[d]) for d in devices]}
+        haves = self.read([(d, list(self.table.queries)) for d in devices], tolerate='Its values are returned as null.')
+        result = {'changed': False, 'gathered': [self.table.export(haves[d]) for d in devices], 'backup_file': None}
+        if self.params['backup'] and not self.module.check_mode:
+            # a restore point for a change made by several tasks (the roce_lossless role): every attribute of every
+            # device read; a restore sets only what differs then. Writing a backup changes nothing on the ports.
+            document = self.table.backup_document(self.host, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                                                  [haves[d] for d in devices])
+            try:
+                result['backup_file'] = write_backup(self.params['backup_dir'], self.host, document)
+            except OSError as exc:
+                raise ModuleFailure('could not write the backup in %s: %s. Nothing was changed; fix backup_dir or set '
+                                    'backup=false.' % (self.params['backup_dir'], exc), **result) from exc
+        return result
 
     # ---- merged --------------------------------------------------------------------------
     def load_restore(self, path):
@@ -260,7 +272,11 @@ class PortConfig:
                   'backup_file': None}
         if not entries:
             return result
-        haves = self.read([(e['device'], self.table.queries_for(e)) for e in entries])
+        # A restore is what brings a port back after a change left it broken (a link that stays down cannot
+        # answer a PFC query): there a value that cannot be read is set from the backup without comparing.
+        tolerate = ('The value from the backup is set without comparing it with the current one.'
+                    if params['restore_from'] else None)
+        haves = self.read([(e['device'], self.table.queries_for(e)) for e in entries], tolerate=tolerate)
         problems = []
         for entry in entries:
             problems.extend(self.table.check_against_have(entry, haves[entry['device']]))
@@ -298,13 +314,15 @@ class PortConfig:
                 raise ModuleFailure('could not write the backup in %s: %s. Nothing was changed; fix backup_dir or set '
                                     'backup=false.' % (params['backup_dir'], exc), **refused) from exc
 
-        outcomes = in_parallel(lambda step: self.apply_device(step, result['backup_file']), todo, params['workers'])
+        # the way back a failure names: this task's backup, else the restore point the caller took before
+        way_back = result['backup_file'] or params.get('restore_point')
+        outcomes = in_parallel(lambda step: self.apply_device(step, way_back), todo, params['workers'])
         after = dict((s['entry']['device'], self.table.export(s['expected'])) for s in plan if not s['argvs'])
         errors = []
         for step, outcome in zip(todo, outcomes):
             device = step['entry']['device']
             if isinstance(outcome, BaseException):
-                text = '%s: unexpected error: %s; %s.' % (self.hccn.subject(device), outcome, undo_hint(result['backup_file']))
+                text = '%s: unexpected error: %s; %s.' % (self.hccn.subject(device), outcome, undo_hint(way_back))
                 outcome = {'device': device, 'ran': True, 'have': None,
                            'error': {'msg': text, 'cmd': None, 'rc': None, 'stdout': '', 'stderr': ''}}
             if outcome['ran']:
@@ -323,7 +341,7 @@ class PortConfig:
             msg = '%d of %d NPU ports failed (changed: %s; failed: %s). %s' % (
                 len(errors), len(todo), _ids(result['changed_devices']), _ids(result['failed_devices']),
                 ' | '.join(e['msg'] for e in errors))
-            undo = undo_hint(result['backup_file'])
+            undo = undo_hint(way_back)
             if result['changed_devices'] and undo not in msg:
                 msg += ' To undo the changes, %s.' % undo
             raise ModuleFailure(msg, **result)

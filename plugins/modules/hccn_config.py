@@ -122,6 +122,9 @@ options:
         devices must pass the same checks as O(config); otherwise the task fails before anything is read or set.
       - Values that were not set when the backup was taken cannot be cleared with C(hccn_tool); they are left as they
         are and reported as warnings.
+      - A restore is what brings a port back after a change left it broken, so a value the port cannot report right
+        now (C(Link status is down.)) is set from the backup without comparing, with a warning; a request given in
+        O(config) stops before any set instead.
     type: path
   allow_other_host:
     description:
@@ -140,6 +143,9 @@ options:
     description:
       - Write the current values of the devices that will change to O(backup_dir) before the first set, as
         C(hccn-<host>-<UTC timestamp>.json) with mode 0600.
+      - With O(state=gathered), write everything that was gathered (every attribute of every device read) as such a
+        file, a restore point taken before a change made by several tasks, which O(restore_from) applies in one
+        task. Not written in check mode.
     type: bool
     default: false
   backup_dir:
@@ -148,6 +154,12 @@ options:
         refused, because it would be resolved against the remote login directory.
     type: path
     default: /var/lib/npuops/backup
+  restore_point:
+    description:
+      - A restore point taken earlier (for example by O(state=gathered) with O(backup=true) before a change made by
+        several tasks). It is neither read nor written here; a failure names it as the way back (O(restore_from)) when
+        this task wrote no backup of its own.
+    type: path
   link_timeout:
     description:
       - Seconds to wait for the link to be C(UP) again after an MTU or PFC change, polling every 0.5 s.
@@ -162,7 +174,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Reads, validates and computes RV(commands) and the diff, then stops; nothing is set and no backup is written.
+    details: Reads, validates and computes RV(commands) and the diff, then stops; nothing is set and no backup is written
+      (also not by O(state=gathered)).
   diff_mode:
     support: full
     details: Returns one before/after diff per changed device (header C(NPU <n> on <host>)).
@@ -228,6 +241,12 @@ EXAMPLES = r"""
     state: gathered
   register: ports
 
+- name: Take a restore point of every NPU port before a change made by several tasks
+  npuops.ascend.hccn_config:
+    state: gathered
+    backup: true
+  register: restore_point
+
 - name: Show the commands a config would run on a blank node
   npuops.ascend.hccn_config:
     state: rendered
@@ -288,8 +307,10 @@ errors:
       stdout: ""
       stderr: ""
 backup_file:
-  description: Path of the backup written before the first set; null when none was written.
-  returned: state is merged
+  description:
+    - Path of the backup written before the first set (O(state=merged)), or of the restore point written by
+      O(state=gathered) with O(backup=true); null when none was written.
+  returned: state is merged or gathered
   type: str
   sample: /var/lib/npuops/backup/hccn-node-07-20260101T120000Z.json
 busy:
@@ -350,6 +371,7 @@ def main():
         backup=dict(type='bool', default=False),
         backup_dir=dict(type='path', default='/var/lib/npuops/backup'),
         link_timeout=dict(type='int', default=60),
+        restore_point=dict(type='path'),
     )
     argument_spec.update(tool_options())
     module = build_module(

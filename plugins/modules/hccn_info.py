@@ -39,11 +39,12 @@ options:
       - V(ip), V(gateway), V(netdetect), V(mtu), V(pfc), V(dscp_to_tc) and V(tls) give the keys of
         M(npuops.ascend.hccn_config) (C(address) and C(netmask), C(gateway), C(netdetect), C(mtu),
         C(pfc_priorities), C(dscp_to_tc), C(tls)).
-      - V(pfc_stat), V(optical), V(stat) and V(lldp) each give a dictionary under their own name.
-      - The default is the cheap core set; V(optical), V(stat), V(lldp), V(pfc_stat) and V(netdetect) are opt-in.
+      - V(pfc_stat), V(optical), V(stat), V(lldp) and V(link_stat) each give a dictionary under their own name.
+      - The default is the cheap core set; V(optical), V(stat), V(lldp), V(pfc_stat), V(link_stat) and V(netdetect)
+        are opt-in.
     type: list
     elements: str
-    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp]
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat]
     default: [link, ip, gateway, net_health, tls, pfc, dscp_to_tc, mtu]
   devices:
     description:
@@ -185,6 +186,13 @@ devices:
       description: LLDP data received from the switch port.
       type: dict
       returned: when lldp is queried
+    link_stat:
+      description:
+        - Link history of the port as C(hccn_tool -link_stat -g) prints it, C(link_up_count) and C(records) (newest
+          first, each with C(time) and C(status) V(UP) or V(DOWN)). A port that flaps shows a growing count.
+      type: dict
+      returned: when link_stat is queried
+      sample: {link_up_count: 2, current_time: "Wed Aug  2 03:36:43 2022", records: [{time: "Tue Aug  1 14:44:40 2022", status: DOWN}]}
 config:
   description:
     - The port settings of RV(devices) as a list in the shape of the O(npuops.ascend.hccn_config#module:config)
@@ -268,7 +276,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS 
 # Status queries: the keys they give, read straight from the parse.
 STATUS = {'link': ('link',), 'net_health': ('net_health',)}
 # Queries returned as the parser's dictionary under their own name.
-NESTED = ('pfc_stat', 'optical', 'stat', 'lldp')
+NESTED = ('pfc_stat', 'optical', 'stat', 'lldp', 'link_stat')
 # Every query in the order it runs on a device: status, the port settings of hccn_config, the rest.
 ALL_QUERIES = ['link', 'net_health'] + list(PORTS.queries) + list(NESTED)
 DEFAULT_QUERIES = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu']

@@ -316,7 +316,8 @@ def test_gets_leave_the_state_file_byte_identical(sim):
     # An Ansible check-mode run only reads: the state file must not change, whatever the faults.
     sim.run("hccn_tool", "-i", "0", "-pfc", "-s", "bitmap", "0,0,0,0,1,0,0,0")  # port 0 is flapping now
     for args in (("busy", "--device", "3", "--value", "2"), ("busy", "--tool", "npu-smi", "--value", "1"),
-                 ("link-flap", "--device", "2"), ("health", "--device", "1"), ("process", "--device", "4")):
+                 ("link-flap", "--device", "2"), ("health", "--device", "1"), ("process", "--device", "4"),
+                 ("slow-port", "--device", "3"), ("slow-node",), ("pfc-storm", "--device", "0")):
         assert sim.sub("npu-sim", "fault", "set", *args)[0] == 0
     with open(sim.path, "rb") as handle:
         before = handle.read()

@@ -266,3 +266,80 @@ def test_ecc_singlebit_with_the_real_clock(sim):
                                   ("set", "pcie-missing", "--device", "9")])
 def test_new_fault_validation(sim, args):
     assert sim.sub("npu-sim", "fault", *args)[0] == 2
+
+
+def _stat(sim, dev):
+    rc, out, err = sim.sub("hccn_tool", "-i", str(dev), "-stat", "-g")
+    assert (rc, err) == (0, "") and out.startswith("packet statistics:\n")
+    return dict((key, int(value)) for key, value in (line.split(":") for line in out.splitlines()[1:]))
+
+
+def test_slow_port_shows_why_in_link_stat_and_stat(sim):
+    clock = 1767225600.0 + 3600  # an hour after the node was created (its first LINK UP)
+    sim.data["settings"]["clock"] = clock
+    sim.save()
+    _fault(sim, "set", "slow-port", "--device", "5")
+    sim.sub("npu-sim", "state", "set", "settings.clock", str(clock + 10.0))
+    with open(sim.path, "rb") as handle:
+        before = handle.read()
+    rc, out, err = sim.sub("hccn_tool", "-i", "5", "-link_stat", "-g")
+    assert (rc, err) == (0, "")
+    lines = out.splitlines()
+    stamp = time.asctime(time.localtime(clock + 10.0))
+    assert lines[0] == "[devid 5]current time        : %s" % stamp
+    assert lines[2] == "[devid 5]link change records :"
+    # three retrains, 30 s apart, each DOWN for 2 s; the last one ended when the fault was set
+    expected = []
+    for back in (0, 30, 60):
+        expected.append("[devid 5]    %s    LINK UP" % time.asctime(time.localtime(clock - back)))
+        expected.append("[devid 5]    %s    LINK DOWN" % time.asctime(time.localtime(clock - back - 2)))
+    assert lines[3:9] == expected
+    assert lines[9:] == ["[devid 5]    %s    LINK UP" % time.asctime(time.localtime(clock - 3600))]
+    assert lines[1] == "[devid 5]link up count       : 4"
+    # the port is UP (slow, not down) and counts errors: 20 bad frames, 50 out-of-order, 200 retries per second
+    assert sim.sub("hccn_tool", "-i", "5", "-link", "-g")[1] == "link status: UP\n"
+    stat = _stat(sim, 5)
+    assert (stat["mac_rx_bad_pkt_num"], stat["mac_rx_bad_oct_num"]) == (200, 204800)
+    assert (stat["roce_out_of_order_num"], stat["roce_new_pkt_rty_num"]) == (500, 2000)
+    assert set(v for k, v in stat.items() if k not in SLOW_PORT_KEYS) == {0}
+    # other ports are clean
+    assert set(_stat(sim, 4).values()) == {0}
+    assert "    LINK DOWN" not in sim.sub("hccn_tool", "-i", "4", "-link_stat", "-g")[1]
+    with open(sim.path, "rb") as handle:
+        assert handle.read() == before, "a GET wrote the state"
+    _fault(sim, "clear", "slow-port")
+    assert set(_stat(sim, 5).values()) == {0}
+    assert "    LINK DOWN" not in sim.sub("hccn_tool", "-i", "5", "-link_stat", "-g")[1]
+
+
+SLOW_PORT_KEYS = ("mac_rx_bad_pkt_num", "mac_rx_bad_oct_num", "roce_out_of_order_num", "roce_new_pkt_rty_num")
+
+
+def test_slow_node_shows_nothing_on_the_ports(sim):
+    _fault(sim, "set", "slow-node", "--value", "0.5")
+    for dev in (0, 7):
+        assert set(_stat(sim, dev).values()) == {0}
+        assert "    LINK DOWN" not in sim.sub("hccn_tool", "-i", str(dev), "-link_stat", "-g")[1]
+
+
+def test_link_stuck_down_for_a_counted_number_of_sets(sim):
+    """--value 1: the first PFC/MTU set leaves the port DOWN, the next one (a roll-back) brings it back."""
+    sim.data["settings"]["flap_seconds"] = 0.2
+    sim.save()
+    _fault(sim, "set", "link-stuck-down", "--device", "1", "--value", "1")
+    sim.run("hccn_tool", "-i", "1", "-mtu", "-s", "size", "9000")
+    time.sleep(0.3)
+    assert sim.run("hccn_tool", "-i", "1", "-link", "-g")[1] == "link status: DOWN\n"
+    rc, _out, err = sim.run("hccn_tool", "-i", "1", "-pfc", "-g")
+    assert rc == 22 and "Link status is down" in err
+    sim.run("hccn_tool", "-i", "1", "-mtu", "-s", "size", "1500")
+    time.sleep(0.3)
+    assert sim.run("hccn_tool", "-i", "1", "-link", "-g")[1] == "link status: UP\n"
+    assert sim.run("hccn_tool", "-i", "1", "-mtu", "-g")[1] == "mtu:1500\n"
+    # the fault stays listed; the port is not stuck again by later sets
+    assert [f["kind"] for f in json.loads(_fault(sim, "list"))] == ["link-stuck-down"]
+
+
+def test_link_stuck_down_value_is_validated(sim):
+    for value in ("0", "x", "-1"):
+        assert sim.sub("npu-sim", "fault", "set", "link-stuck-down", "--value", value)[0] == 2

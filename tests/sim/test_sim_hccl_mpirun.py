@@ -162,3 +162,59 @@ def test_calls_are_logged(sim):
     tools = sim.sub("npu-sim", "calls")[1]
     for tool in ("all_reduce_test", "mpirun", "lspci"):
         assert '"tool": "%s"' % tool in tools
+
+
+def _pair_busbw(node, hosts, env=None):
+    """busbw of a 16-rank all_reduce_test over ``hosts`` launched on ``node`` (tuned RDMA settings)."""
+    args = ["-n", "16", "-hosts", hosts, "-genv", "HCCL_RDMA_SL", "4", "-genv", "HCCL_RDMA_TC", "132"]
+    rc, out, err = _mpirun(node, *args, env=env)
+    assert (rc, err) == (0, ""), err
+    return _busbw(_rows(out)[0][2], 16)
+
+
+def test_pairs_find_the_slow_node(nodes):
+    one, two, three = nodes("node01", 1), nodes("node02", 2), nodes("node03", 3)
+    for node in (one, two, three):
+        _tune(node)
+    assert three.sub("npu-sim", "fault", "set", "slow-node")[0] == 0          # default factor 0.25
+    # a run over all three is slow, but does not say which node is to blame
+    rc, out, _err = _mpirun(one, "-hosts", "node01,node02,node03", "-genv", "HCCL_RDMA_SL", "4", "-genv",
+                            "HCCL_RDMA_TC", "132")
+    assert _busbw(_rows(out)[0][2], 24) == pytest.approx(22.5 * 0.25, rel=0.02)
+    # pairs do: the one without node03 is fast, both pairs with it are slow
+    assert _pair_busbw(one, "node01,node02") == pytest.approx(22.5, rel=0.02)
+    assert _pair_busbw(two, "node02,node03") == pytest.approx(5.625, rel=0.02)
+    assert _pair_busbw(one, "node01,node03") == pytest.approx(5.625, rel=0.02)
+    # the pair is the hosts named, wherever mpirun is started
+    assert _pair_busbw(one, "node02,node03") == pytest.approx(5.625, rel=0.02)
+    assert _pair_busbw(three, "node01,node02") == pytest.approx(22.5, rel=0.02)
+    # inside node03 nothing is slow: HCCS does not use the ports
+    assert _busbw(_rows(_mpirun(three, "-n", "8")[1])[0][2], 8) == pytest.approx(137.2, rel=0.01)
+    assert three.sub("npu-sim", "fault", "clear", "slow-node")[0] == 0
+    assert _pair_busbw(two, "node02,node03") == pytest.approx(22.5, rel=0.02)
+
+
+def test_a_slow_port_slows_cross_node_runs_that_use_it(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
+    assert two.sub("npu-sim", "fault", "set", "slow-port", "--device", "5", "--value", "0.5")[0] == 0
+    # untuned (lossy, 3.0 GB/s) x 0.5
+    assert _busbw(_rows(_mpirun(one, "-hosts", "node01,node02")[1])[0][2], 16) == pytest.approx(1.5, rel=0.02)
+    # intra-node runs are not affected, on that node either
+    assert _busbw(_rows(_mpirun(two, "-n", "8")[1])[0][2], 8) == pytest.approx(137.2, rel=0.01)
+    # -p 4 uses NPUs 0-3 of each node: port 5 is not in the run
+    program = [sys.executable, "-m", "npu_sim", "all_reduce_test", "-b", "1G", "-e", "1G", "-p", "4"]
+    out = one.sub("mpirun", "-hosts", "node01,node02", *program)[1]
+    assert _busbw(_rows(out)[0][2], 8) == pytest.approx(3.0, rel=0.02)
+    # two slow nodes: the ring runs at the speed of the slowest (the smallest factor), not the product
+    assert one.sub("npu-sim", "fault", "set", "slow-node", "--value", "0.8")[0] == 0
+    assert _busbw(_rows(_mpirun(one, "-hosts", "node01,node02")[1])[0][2], 16) == pytest.approx(1.5, rel=0.02)
+    assert two.sub("npu-sim", "fault", "clear", "slow-port", "--device", "5")[0] == 0
+    assert _busbw(_rows(_mpirun(one, "-hosts", "node01,node02")[1])[0][2], 16) == pytest.approx(2.4, rel=0.02)
+
+
+@pytest.mark.parametrize("args", [("slow-node", "--device", "1"), ("slow-port", "--device", "1", "--value", "0"),
+                                  ("slow-port", "--value", "1.5"), ("slow-node", "--value", "fast"),
+                                  ("slow-port", "--device", "8")])
+def test_slow_fault_validation(sim, args):
+    rc, out, err = sim.sub("npu-sim", "fault", "set", *args)
+    assert (rc, out) == (2, "") and err.startswith("npu-sim: ")

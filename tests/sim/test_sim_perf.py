@@ -166,3 +166,37 @@ def test_a_held_device_halves_the_intra_busbw(nodes):
     one.data["npus"][5]["processes"] = [{"pid": 4242, "name": "python", "memory_mb": 2048}]
     one.save()
     assert perf.intra_busbw([one.data]) == pytest.approx(68.6)
+
+
+def test_busbw_report_names_what_slows_the_run(nodes):
+    one, two, three = nodes("node01", 1), nodes("node02", 2), nodes("node03", 3)
+    for node in (one, two, three):
+        _tune(node)
+    fast = json.loads(one.sub("npu-sim", "busbw", env=TUNED_ENV)[1])
+    assert (fast["inter_busbw_gbs"], fast["slow_factor"], fast["slowed_by"]) == (22.5, 1.0, [])
+    assert three.sub("npu-sim", "fault", "set", "slow-port", "--device", "6", "--value", "0.4")[0] == 0
+    assert two.sub("npu-sim", "fault", "set", "slow-node")[0] == 0
+    report = json.loads(one.sub("npu-sim", "busbw", env=TUNED_ENV)[1])
+    assert report["slowed_by"] == [{"node": "node02", "kind": "slow-node", "device": None, "factor": 0.25},
+                                   {"node": "node03", "kind": "slow-port", "device": 6, "factor": 0.4}]
+    assert report["slow_factor"] == 0.25
+    assert report["inter_busbw_gbs"] == pytest.approx(22.5 * 0.25, abs=0.01)
+    assert report["intra_busbw_gbs"] == 137.2 and report["lossless"] is True and report["reasons"] == []
+    # the cross-node AllReduce of the step is slower too
+    assert report["step_time_ms"] > fast["step_time_ms"] + 200
+    # the model functions agree with the report
+    states = [one.reload(), two.reload(), three.reload()]
+    assert perf.slow_factor(states) == 0.25
+    assert perf.slow_factor(states[:1]) == 1.0
+    assert perf.slow_factor([one.data, three.data]) == 0.4
+    assert perf.slow_factor([one.data, three.data], npus_per_node=4) == 1.0
+
+
+def test_slow_faults_do_not_touch_a_single_node(sim):
+    before = json.loads(sim.sub("npu-sim", "busbw")[1])
+    assert sim.sub("npu-sim", "fault", "set", "slow-node", "--value", "0.1")[0] == 0
+    assert sim.sub("npu-sim", "fault", "set", "slow-port", "--device", "0")[0] == 0
+    after = json.loads(sim.sub("npu-sim", "busbw")[1])
+    assert after == before and after["slowed_by"] == [] and after["slow_factor"] == 1.0
+    table = sim.sub("npu-sim", "allreduce", "-b", "1G", "-e", "1G")[1].splitlines()[-1]
+    assert float(table.split("|")[2]) * 2 * 7 / 8 == pytest.approx(137.2, rel=0.01)

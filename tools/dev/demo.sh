@@ -43,6 +43,14 @@ PY
     echo
     cat "$reports/$run/stage1-baseline/baseline.md"
   fi
+  if [ -f "$reports/$run/stage4-roce_lossless/roce_lossless.md" ]; then
+    echo
+    sed -n '/^## Cross-node/,$p' "$reports/$run/stage4-roce_lossless/roce_lossless.md"
+  fi
+  if [ -f "$reports/$run/stage5-hccl_env/hccl_env.md" ]; then
+    echo
+    sed -n '/^## Parallel strategy/,$p' "$reports/$run/stage5-hccl_env/hccl_env.md"
+  fi
 fi
 echo
 echo "The simulated PoD stays up: ssh -F inventories/sim/ssh_config node01 npu-smi info"

@@ -14,7 +14,7 @@ from . import versions
 from .output import Result
 
 FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
-               "process", "ip-conflict", "missing-tool", "noise", "pcie-missing")
+               "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -120,6 +120,8 @@ def _check_fault(kind, device, value, st):
         raise ControlError("missing-tool --value must be one of %s" % "|".join(WRAPPER_PATHS))
     if kind in ("busy",) and value not in (None, "") and not str(value).isdigit():
         raise ControlError("busy --value is the number of calls that answer busy")
+    if kind == "link-stuck-down" and value not in (None, "") and not (str(value).isdigit() and int(value) > 0):
+        raise ControlError("link-stuck-down --value is the number of PFC/MTU sets of the port that leave it DOWN (>= 1)")
     if kind in ("hang", "link-flap") and value not in (None, ""):
         try:
             float(value)
@@ -133,6 +135,22 @@ def _check_fault(kind, device, value, st):
         if number < 0:
             raise ControlError("%s --value must be a number >= 0 (%s)" % (
                 kind, "percent of jitter" if kind == "noise" else "errors per minute"))
+    if kind == "slow-node" and device is not None:
+        raise ControlError("slow-node slows the whole node; it takes no --device (use slow-port for one port)")
+    if kind in model.SLOW_KINDS and value not in (None, ""):
+        try:
+            factor = float(value)
+        except ValueError:
+            factor = -1.0
+        if not 0.0 < factor <= 1.0:
+            raise ControlError("%s --value is the factor of the cross-node busbw, > 0 and <= 1" % kind)
+    if kind == "pfc-storm" and value not in (None, ""):
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = -1.0
+        if rate < 0:
+            raise ControlError("pfc-storm --value is pause frames per second, a number >= 0")
 
 
 def cmd_fault(args, path, res):
@@ -294,10 +312,13 @@ def cmd_allreduce(args, path, res):
 def cmd_busbw(args, path, res):
     st, states = _pod(path)
     reasons = perf.roce_check(states)
+    # slow-port/slow-node faults only slow a run over more than one node
+    slowed_by = perf.slow_culprits(states) if len(states) > 1 else []
     res.o(json.dumps({"nodes": len(states), "intra_busbw_gbs": round(perf.intra_busbw(states), 2),
                       "devices_held": perf.devices_held(states),
                       "inter_busbw_gbs": round(perf.inter_busbw(states), 2), "lossless": not reasons,
-                      "reasons": reasons, "step_time_ms": round(perf.step_time_ms(states, st), 1)}, indent=1))
+                      "reasons": reasons, "slow_factor": perf.slow_factor(states), "slowed_by": slowed_by,
+                      "step_time_ms": round(perf.step_time_ms(states, st), 1)}, indent=1))
 
 
 def build_parser():

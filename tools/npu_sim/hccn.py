@@ -158,7 +158,8 @@ def _get_pfc(st, dev, res, args):
 
 
 def _get_pfc_stat(st, dev, res, args):
-    stat = st["npus"][dev]["net"]["pfc_stat"]
+    # stored counters plus the pauses since PFC was enabled (and of a pfc-storm), computed from the clock
+    stat = model.net_counters(st, dev)[1]
     for idx in range(8):
         res.o("tx_pfc%d_duration_time=%.3fms" % (idx, stat["tx_ms"][idx]))
     for idx in range(8):
@@ -238,7 +239,8 @@ def _get_optical(st, dev, res, args):
 
 
 def _get_stat(st, dev, res, args):
-    stats = st["npus"][dev]["net"]["stats"]
+    # stored counters plus the PFC pause frames and a slow port's errors since then (model.net_counters)
+    stats = model.net_counters(st, dev)[0]
     res.o("packet statistics:")
     for key in st_mod.STAT_KEYS:
         res.o("%s:%d" % (key, int(stats.get(key, 0))))
@@ -446,7 +448,20 @@ def _flap(data, dev):
     when = st_mod.now(data)
     link = data["npus"][dev]["net"]["link"]
     flap = float(data.get("settings", {}).get("flap_seconds", 5.0))
-    stuck = bool(st_mod.faults_for(data, "link-stuck-down", dev))
+    stuck = False
+    for fault in st_mod.faults_for(data, "link-stuck-down", dev):
+        # without a value every set sticks; with --value K only the next K sets of the port do, and a later set
+        # retrains the port and it comes UP again after the usual flap (how a roll-back can bring it back)
+        limit = fault.get("value")
+        if limit in (None, ""):
+            stuck = True
+            continue
+        used = dict(fault.get("used") or {})
+        if int(used.get(str(dev), 0)) < int(limit):
+            used[str(dev)] = int(used.get(str(dev), 0)) + 1
+            fault["used"] = used
+            stuck = True
+    link["stuck"] = False
     link["events"] = [ev for ev in link.get("events", []) if float(ev[0]) <= when]
     link["events"].append([when, "DOWN"])
     if stuck:
@@ -470,7 +485,10 @@ def _val_pfc(st, dev, args, local_path):
         raise HccnError(0x3019, "The number of pfc priority queues exceeds the maximum value(4).", stream="out")
 
     def apply(data):
-        data["npus"][dev]["net"]["pfc"] = [int(bit) for bit in bits]
+        new = [int(bit) for bit in bits]
+        # keep the pauses of the priorities this set disables, stamp the ones it enables (net.pfc_since)
+        model.fold_pfc_counters(data, dev, new, st_mod.now(data))
+        data["npus"][dev]["net"]["pfc"] = new
         _flap(data, dev)
     return apply
 

@@ -15,6 +15,32 @@ ECC_MULTIBIT_CODE = [0x80E18401, "node type=HBM, sensor type=Memory, event state
 HEALTH_ORDER = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 ECC_SINGLEBIT_PER_MIN = 60.0
 
+# ``slow-port`` / ``slow-node``: the factor by which a cross-node run that includes the fault is slowed
+# (model figure). A slow port also shows how it got there: SLOW_PORT_RETRAINS link DOWN/UP records,
+# SLOW_PORT_RETRAIN_GAP_S apart, each DOWN for SLOW_PORT_DOWN_S, the last UP at the fault's ``since``;
+# and error counters of ``-stat -g`` that grow by these amounts per second since the fault was set.
+SLOW_FACTOR = 0.25
+SLOW_KINDS = ("slow-port", "slow-node")
+SLOW_PORT_RETRAINS = 3
+SLOW_PORT_RETRAIN_GAP_S = 30.0
+SLOW_PORT_DOWN_S = 2.0
+SLOW_PORT_ERRORS_PER_S = (("mac_rx_bad_pkt_num", 20), ("mac_rx_bad_oct_num", 20 * 1024),
+                          ("roce_out_of_order_num", 50), ("roce_new_pkt_rty_num", 200))
+
+# PFC pause counters (model figures). A priority with PFC enabled pauses a little: the port sends
+# PFC_TX_PER_S and receives PFC_RX_PER_S pause frames per second on it, each worth PFC_MS_PER_FRAME of
+# pause time. A ``pfc-storm`` fault (value: frames per second, default PFC_STORM_PER_S) adds that many
+# sent and received frames per second on every PFC-enabled priority of the port; the pause time per second
+# is capped at 1000 ms. Each second in which the sent pause time reaches PFC_WARN_MS_PER_S
+# (PFC_ERR_MS_PER_S) adds one to tx_pfcN_duration_warn_cnt (err_cnt).
+PFC_TX_PER_S = 4.0
+PFC_RX_PER_S = 10.0
+PFC_MS_PER_FRAME = 0.02
+PFC_MAX_MS_PER_S = 1000.0
+PFC_STORM_PER_S = 50000.0
+PFC_WARN_MS_PER_S = 100.0
+PFC_ERR_MS_PER_S = 500.0
+
 
 def ecc_singlebit_errors(fault, when):
     """Single-bit errors an ``ecc-singlebit`` fault has produced by ``when``: value per minute since it was set.
@@ -26,6 +52,149 @@ def ecc_singlebit_errors(fault, when):
         rate = ECC_SINGLEBIT_PER_MIN
     since = float(fault.get("since") or when)
     return max(0, int(rate * max(0.0, when - since) / 60.0))
+
+
+def _number(value, default):
+    try:
+        return float(value) if value not in (None, "") else default
+    except (TypeError, ValueError):
+        return default
+
+
+def slow_factor_of(fault):
+    """The factor of a ``slow-port``/``slow-node`` fault: its value, default 0.25, kept in (0, 1]."""
+    factor = _number(fault.get("value"), SLOW_FACTOR)
+    return factor if 0.0 < factor <= 1.0 else SLOW_FACTOR
+
+
+def slow_faults(st, npus=None):
+    """``slow-node`` and ``slow-port`` faults of a node as [(kind, device, factor)]; with ``npus``, only the
+    ports a run on NPUs 0..npus-1 uses (a port-less slow-port fault covers every port)."""
+    found = []
+    for fault in st.get("faults", []):
+        kind = fault.get("kind")
+        if kind not in SLOW_KINDS:
+            continue
+        device = fault.get("device")
+        if kind == "slow-port" and device is not None and npus is not None and int(device) >= int(npus):
+            continue
+        found.append((kind, None if device is None else int(device), slow_factor_of(fault)))
+    return found
+
+
+def _slow_port_events(st, device, when):
+    """The link retrains that left a ``slow-port`` port degraded: DOWN/UP pairs, the last UP at ``since``."""
+    events = []
+    for fault in st_mod.faults_for(st, "slow-port", device):
+        since = float(fault.get("since") or when)
+        for number in range(SLOW_PORT_RETRAINS):
+            up = since - number * SLOW_PORT_RETRAIN_GAP_S
+            events += [[up - SLOW_PORT_DOWN_S, "DOWN"], [up, "UP"]]
+    return [ev for ev in events if ev[0] <= when]
+
+
+def pfc_storm(st, device):
+    """(frames per second, since) of the strongest ``pfc-storm`` fault on ``device``; (0.0, None) without one."""
+    rate, since = 0.0, None
+    for fault in st_mod.faults_for(st, "pfc-storm", device):
+        value = max(0.0, _number(fault.get("value"), PFC_STORM_PER_S))
+        if value > rate:
+            rate, since = value, float(fault.get("since") or 0.0)
+    return rate, since
+
+
+def pfc_enabled_since(st, device, prio):
+    """When PFC was enabled on ``prio`` of ``device`` (``net.pfc_since``, written by the PFC set; the node's
+    creation when the state has no timestamp), or None while it is disabled."""
+    net = st["npus"][device]["net"]
+    if not net["pfc"][prio]:
+        return None
+    stamps = net.get("pfc_since") or []
+    stamp = stamps[prio] if prio < len(stamps) else None
+    if stamp is None:
+        stamp = st.get("created")
+    return None if stamp is None else float(stamp)
+
+
+def pfc_growth(st, device, when):
+    """Growth of the PFC counters of ``device`` by ``when`` (not yet in the state): 8-entry lists
+    ``tx_frames``, ``rx_frames`` (ints), ``tx_ms``, ``rx_ms`` (floats), ``warn_cnt``, ``err_cnt`` (ints).
+
+    Computed from the clock on every read, so no read writes the state."""
+    grown = dict((key, [0] * 8) for key in ("tx_frames", "rx_frames", "warn_cnt", "err_cnt"))
+    grown.update((key, [0.0] * 8) for key in ("tx_ms", "rx_ms"))
+    storm, storm_since = pfc_storm(st, device)
+    for prio in range(8):
+        start = pfc_enabled_since(st, device, prio)
+        if start is None:
+            continue
+        enabled_s = max(0.0, when - start)
+        storm_s = max(0.0, when - max(start, storm_since)) if storm > 0 else 0.0
+        calm_s = enabled_s - storm_s
+        for direction, base in (("tx", PFC_TX_PER_S), ("rx", PFC_RX_PER_S)):
+            grown[direction + "_frames"][prio] = int(base * enabled_s + storm * storm_s)
+            storm_ms = min(PFC_MAX_MS_PER_S, (base + storm) * PFC_MS_PER_FRAME)
+            grown[direction + "_ms"][prio] = min(PFC_MAX_MS_PER_S, base * PFC_MS_PER_FRAME) * calm_s + storm_ms * storm_s
+        tx_storm_ms = min(PFC_MAX_MS_PER_S, (PFC_TX_PER_S + storm) * PFC_MS_PER_FRAME)
+        if storm_s and tx_storm_ms >= PFC_WARN_MS_PER_S:
+            grown["warn_cnt"][prio] = int(storm_s)
+        if storm_s and tx_storm_ms >= PFC_ERR_MS_PER_S:
+            grown["err_cnt"][prio] = int(storm_s)
+    return grown
+
+
+def net_counters(st, device, when=None):
+    """-> (stats, pfc_stat) of ``device`` as ``-stat -g`` and ``-pfc_stat -g`` show them at ``when``: the
+    stored counters plus the PFC pauses and the errors of a slow port since then (copies; nothing written)."""
+    when = st_mod.now(st) if when is None else when
+    net = st["npus"][device]["net"]
+    stats = dict((key, int(net.get("stats", {}).get(key, 0))) for key in st_mod.STAT_KEYS)
+    stored = net.get("pfc_stat") or {}
+    pfc_stat = {"tx_ms": [float(v) for v in stored.get("tx_ms", [0.0] * 8)],
+                "rx_ms": [float(v) for v in stored.get("rx_ms", [0.0] * 8)],
+                "warn_cnt": [int(v) for v in stored.get("warn_cnt", [0] * 8)],
+                "err_cnt": [int(v) for v in stored.get("err_cnt", [0] * 8)]}
+    grown = pfc_growth(st, device, when)
+    for prio in range(8):
+        stats["mac_tx_pfc_pri%d_pkt_num" % prio] += grown["tx_frames"][prio]
+        stats["mac_rx_pfc_pri%d_pkt_num" % prio] += grown["rx_frames"][prio]
+        for key in ("tx_ms", "rx_ms", "warn_cnt", "err_cnt"):
+            pfc_stat[key][prio] += grown[key][prio]
+    stats["mac_tx_pfc_pkt_num"] += sum(grown["tx_frames"])
+    stats["mac_rx_pfc_pkt_num"] += sum(grown["rx_frames"])
+    for fault in st_mod.faults_for(st, "slow-port", device):
+        seconds = max(0.0, when - float(fault.get("since") or when))
+        for key, per_s in SLOW_PORT_ERRORS_PER_S:
+            stats[key] += int(per_s * seconds)
+    return stats, pfc_stat
+
+
+def fold_pfc_counters(data, device, bits, when):
+    """Before a PFC set changes the bitmap to ``bits``: keep the pauses counted so far on the priorities it
+    disables (added to the stored counters), and stamp ``net.pfc_since`` of the ones it enables."""
+    net = data["npus"][device]["net"]
+    grown = pfc_growth(data, device, when)
+    stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+    pfc_stat = net.setdefault("pfc_stat", {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8,
+                                           "err_cnt": [0] * 8})
+    stamps = list(net.get("pfc_since") or [])
+    stamps += [None] * (8 - len(stamps))
+    for prio in range(8):
+        if net["pfc"][prio] and not bits[prio]:
+            for direction in ("tx", "rx"):
+                frames = grown[direction + "_frames"][prio]
+                key = "mac_%s_pfc_pri%d_pkt_num" % (direction, prio)
+                stats[key] = int(stats.get(key, 0)) + frames
+                total = "mac_%s_pfc_pkt_num" % direction
+                stats[total] = int(stats.get(total, 0)) + frames
+                pfc_stat[direction + "_ms"][prio] = round(float(pfc_stat[direction + "_ms"][prio])
+                                                          + grown[direction + "_ms"][prio], 6)
+            for key in ("warn_cnt", "err_cnt"):
+                pfc_stat[key][prio] = int(pfc_stat[key][prio]) + grown[key][prio]
+            stamps[prio] = None
+        elif bits[prio] and not net["pfc"][prio]:
+            stamps[prio] = when
+    net["pfc_since"] = stamps
 
 
 def link_up(st, device, when=None):
@@ -70,6 +239,7 @@ def link_events(st, device, when=None):
     when = st_mod.now(st) if when is None else when
     events = [ev for ev in st["npus"][device]["net"]["link"].get("events", []) if float(ev[0]) <= when]
     events += _flap_events(st, device, when)
+    events += _slow_port_events(st, device, when)
     return sorted(events, key=lambda ev: float(ev[0]), reverse=True)[:64]
 
 
@@ -78,7 +248,8 @@ def _worse(a, b):
 
 
 def effective(st):
-    """A copy of the state with the active faults applied (health, ECC, processes, versions)."""
+    """A copy of the state with the active faults applied (health, ECC, processes, versions, the counters
+    that grow with time)."""
     eff = st_mod.deep_copy(st)
     when = st_mod.now(st)
     for npu in eff["npus"]:
@@ -113,6 +284,8 @@ def effective(st):
             # The injected process also occupies HBM and AI cores.
             npu["hbm_mb"] = [min(npu["hbm_mb"][0] + mem, npu["hbm_mb"][1]), npu["hbm_mb"][1]]
             npu["aicore_pct"] = max(npu["aicore_pct"], 35)
+        # PFC pauses and a slow port's errors grow with time (see net_counters)
+        npu["net"]["stats"], npu["net"]["pfc_stat"] = net_counters(st, dev, when)
     for fault in st_mod.faults_for(st, "version"):
         eff["versions"].update(parse_kv(fault.get("value") or ""))
     return eff

@@ -157,14 +157,31 @@ def _sizes(plan):
             return  # hccl_test repeats the first size for ever with -i 0; one row here
 
 
+def _same_host(name, node):
+    hostname = str(node.get("hostname") or "")
+    return name == hostname or name.split(".", maxsplit=1)[0] == hostname.split(".", maxsplit=1)[0]
+
+
 def run_nodes(st, path, nodes, env):
-    """The node states a run covers: this node first, then the hosts mpirun named (by hostname),
-    then other nodes of the PoD registry, ``nodes`` in all."""
+    """The node states a run covers, ``nodes`` in all: the hosts mpirun named that the PoD registry knows
+    (by hostname or its first label), in the order given, whether or not this node is one of them (a pair
+    can be measured from any node); when fewer are known, this node and then the other nodes of the
+    registry fill up the run."""
     local = st.get("hostname")
     named = [h.split(":")[0] for h in str(env.get(MPI_HOSTS_ENV) or "").split(",") if h]
-    others = [node for _path, node in st_mod.pod_states(st, path) if node.get("hostname") != local]
-    ordered = [st] + sorted(others, key=lambda node: (node.get("hostname") not in named, node.get("hostname") or ""))
-    return ordered[:max(1, nodes)]
+    registry = [node for _path, node in st_mod.pod_states(st, path)]
+    chosen = []
+    for name in named:
+        for node in registry:
+            if _same_host(name, node) and not any(node is seen for seen in chosen):
+                chosen.append(node)
+                break
+    others = sorted((node for node in registry if node.get("hostname") != local),
+                    key=lambda node: node.get("hostname") or "")
+    for node in [st] + others:
+        if not any(node is seen for seen in chosen):
+            chosen.append(node)
+    return chosen[:max(1, nodes)]
 
 
 def mpi_nodes(env=None):

@@ -4,10 +4,12 @@ busbw (GB/s):
 - intra-node AllReduce over HCCS: 7 links x 28 GB/s x 0.7 efficiency = 137.2 (model figure: 70 % of the
   HCCS theory), (p - 1) links with p NPUs per node; halved while an NPU of a node in the run holds a
   process (another job shares the device);
-- cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node in the PoD,
+- cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node of the run,
   PFC is enabled on the priority named by HCCL_RDMA_SL, HCCL_RDMA_TC = 4 x DSCP with that DSCP
   mapped to the lossless TC (settings.lossless_tc, 3), and the MTU is jumbo (>= settings.jumbo_mtu)
-  and equal everywhere; otherwise 3.0 (lossy RoCE with retransmissions).
+  and equal everywhere; otherwise 3.0 (lossy RoCE with retransmissions); multiplied, in a run over more than
+  one node, by the factor of a ``slow-port`` or ``slow-node`` fault on a node of the run (the smallest
+  one when several: a ring runs at the speed of its slowest link).
 Training step time = compute + gradient AllReduce time, +8 % without NUMA binding
 (NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
 under the ``noise`` fault), seeded by --seed or, without it, different on every run.
@@ -84,8 +86,28 @@ def roce_check(states, env=None):
     return reasons
 
 
-def inter_busbw(states, env=None):
-    return ROCE_LINE_GBPS * ROCE_EFFICIENCY if not roce_check(states, env) else ROCE_LOSSY_GBPS
+def slow_culprits(states, npus_per_node=None):
+    """The ``slow-node``/``slow-port`` faults of a run's nodes: [{"node", "kind", "device", "factor"}]
+    (``device`` null for a whole node or all its ports). With ``npus_per_node`` P, only ports 0..P-1 count."""
+    found = []
+    for st in states or []:
+        for kind, device, factor in model.slow_faults(st, npus_per_node):
+            found.append({"node": st.get("hostname"), "kind": kind, "device": device, "factor": factor})
+    return found
+
+
+def slow_factor(states, npus_per_node=None):
+    """Factor of the cross-node busbw: the smallest slow-port/slow-node factor of the run's nodes; 1.0 for a
+    single node (HCCS inside a node does not use the ports) or without such a fault."""
+    if len(states or []) < 2:
+        return 1.0
+    return min([item["factor"] for item in slow_culprits(states, npus_per_node)] or [1.0])
+
+
+def inter_busbw(states, env=None, npus_per_node=None):
+    """Cross-node RoCE busbw: 22.5 lossless or 3.0 lossy, times the run's slow factor."""
+    roce = ROCE_LINE_GBPS * ROCE_EFFICIENCY if not roce_check(states, env) else ROCE_LOSSY_GBPS
+    return roce * slow_factor(states, npus_per_node)
 
 
 def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
@@ -181,9 +203,10 @@ def _size(text):
 
 
 def allreduce_busbw(states, nodes, npus_per_node=8, env=None):
-    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, min(HCCS, RoCE) across nodes."""
+    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, min(HCCS, RoCE x slow factor)
+    across nodes."""
     intra = intra_busbw(states, npus_per_node)
-    return intra if nodes <= 1 else min(intra, inter_busbw(states, env))
+    return intra if nodes <= 1 else min(intra, inter_busbw(states, env, npus_per_node))
 
 
 def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None, npus_per_node=8,

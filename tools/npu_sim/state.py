@@ -338,6 +338,9 @@ def _npu(index, device, created):
             "net_health": None,
             "tls": {"enable": 1, "preconfigured": 1, "alarm_days": 60, "certs": _default_certs(device)},
             "pfc": [0] * 8,
+            # when PFC was enabled on each priority (epoch seconds; null while disabled): the PFC set writes
+            # it, the pause counters of -pfc_stat -g and -stat -g grow from it
+            "pfc_since": [None] * 8,
             "dscp_to_tc": default_dscp_map(),
             "mtu": 1500,
             "fec": "rs",

@@ -25,6 +25,7 @@ DIR_MOUNTS = (
     ("/var/lib/npuops", "npuops"),  # backups and reports the collection writes on a node
     ("/root", "root"),
     ("/usr/local/mpich", "files/mpich"),  # the mpirun stand-in at MPICH's usual prefix
+    ("/etc/profile.d", "profile.d"),  # per-node login environment (the HCCL env file); seeded from the host's
 )
 # Host binaries a node sees replaced by the simulator's shims, when the host has them
 # (lspci is /usr/bin/lspci on Debian/Ubuntu, /usr/sbin/lspci on openEuler/RHEL; the shims are

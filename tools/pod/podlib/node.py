@@ -60,6 +60,13 @@ def prepare_node(pod, name, settings):
     node_dir = pod.node_dir(name)
     for sub in ("state", "files", "root", "npuops"):
         os.makedirs(os.path.join(node_dir, sub), exist_ok=True)
+    profile = os.path.join(node_dir, "profile.d")
+    if not os.path.isdir(profile):
+        # the node's own /etc/profile.d: the host's scripts, and what the collection writes there stays on the node
+        if os.path.isdir("/etc/profile.d"):
+            shutil.copytree("/etc/profile.d", profile, symlinks=True)
+        else:
+            os.makedirs(profile)
     state = pod.state_file(name)
     if not os.path.exists(state):
         npu_sim(["init", "--state", state, "--hostname", name, "--index", str(node_index(name)), "--pod-dir", pod.nodes_dir])

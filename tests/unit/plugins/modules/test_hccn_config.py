@@ -590,3 +590,86 @@ def test_a_new_table_row_reaches_the_module_argspec_validation_argv_and_read_bac
     assert res.calls == [list(get(2, 'fec')), [NPU_SMI, 'info'], [HCCN, '-i', '2', '-fec', '-s', 'mode', 'rs'],
                          list(get(2, 'link')), list(get(2, 'fec'))]
     assert res.result['before'] == [{'device': 2, 'fec': 'no'}] and res.result['after'] == [{'device': 2, 'fec': 'rs'}]
+
+
+# ---- a restore point taken by state=gathered, and a restore onto a port whose link is down ----
+
+def _gathered_commands():
+    return {
+        get(1, 'ip'): (0, IP_1, ''), get(1, 'gateway'): NO_GATEWAY, get(1, 'netdetect'): (0, NETDETECT, ''),
+        get(1, 'mtu'): (0, MTU_1500, ''), get(1, 'pfc'): (0, PFC_3, ''), get(1, 'dscp_to_tc'): (0, DSCP_33_2, ''),
+        get(1, 'tls'): (0, TLS_OFF, ''),
+    }
+
+
+def test_gathered_with_backup_writes_a_restore_point_of_everything_read(run_module, tmp_path):
+    backup_dir = tmp_path / 'backup'
+    res = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 1}], 'backup': True,
+                                   'backup_dir': str(backup_dir)}, _gathered_commands())
+    assert not res.failed, res
+    assert res.result['changed'] is False and sets(res.calls) == []
+    path = res.result['backup_file']
+    assert os.path.dirname(path) == str(backup_dir) and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with open(path) as handle:
+        doc = json.load(handle)
+    assert doc['host'] == HOST
+    assert doc['devices'] == res.result['gathered']
+    assert doc['devices'][0]['mtu'] == 1500 and doc['devices'][0]['pfc_priorities'] == [3]
+    assert len(doc['devices'][0]['dscp_to_tc']) == 64
+
+
+def test_gathered_with_backup_in_check_mode_writes_nothing(run_module, tmp_path):
+    backup_dir = tmp_path / 'backup'
+    res = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 1}], 'backup': True,
+                                   'backup_dir': str(backup_dir), '_ansible_check_mode': True}, _gathered_commands())
+    assert not res.failed, res
+    assert res.result['backup_file'] is None and not backup_dir.exists()
+
+
+def test_gathered_backup_that_cannot_be_written_fails_and_says_nothing_changed(run_module, tmp_path):
+    blocker = tmp_path / 'file'
+    blocker.write_text('')
+    res = run_module(hccn_config, {'state': 'gathered', 'config': [{'device': 1}], 'backup': True,
+                                   'backup_dir': str(blocker / 'sub')}, _gathered_commands())
+    assert res.failed and sets(res.calls) == []
+    assert res.result['msg'].startswith('%s: could not write the backup in %s' % (HOST, blocker / 'sub'))
+    assert 'Nothing was changed; fix backup_dir or set backup=false.' in res.result['msg']
+
+
+def test_restore_onto_a_port_whose_link_is_down_sets_what_it_cannot_read(run_module, tmp_path):
+    """After a change left the link down, PFC cannot be read: the restore sets it from the backup anyway."""
+    path = _write_backup(tmp_path, [{'device': 1, 'mtu': 1500, 'pfc_priorities': [3]}])
+    cmds = {
+        get(1, 'mtu'): [(0, MTU_9000, ''), (0, MTU_1500, '')],
+        get(1, 'pfc'): [LINK_IS_DOWN, (0, PFC_3, '')],
+        get(1, 'link'): [(0, LINK_DOWN, ''), (0, LINK_UP, '')],
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        (HCCN, '-i', '1', '-mtu', '-s', 'size', '1500'): (0, SET_OK, ''),
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''),
+    }
+    res = run_module(hccn_config, {'restore_from': path}, cmds)
+    assert not res.failed, res
+    assert sets(res.calls) == [[HCCN, '-i', '1', '-mtu', '-s', 'size', '1500'],
+                               [HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0']]
+    assert res.result['after'] == [{'device': 1, 'mtu': 1500, 'pfc_priorities': [3]}]
+    assert res.result['before'] == [{'device': 1, 'mtu': 9000, 'pfc_priorities': None}]
+    assert any('Link status is down' in w and 'set without comparing' in w for w in res.warnings), res.warnings
+
+
+def test_merged_still_refuses_when_a_value_cannot_be_read(run_module):
+    """Only a restore sets blind; a normal request stops before any set."""
+    cmds = {get(1, 'pfc'): LINK_IS_DOWN, (NPU_SMI, 'info'): (0, NPU_IDLE, '')}
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [4]}]}, cmds)
+    assert res.failed and sets(res.calls) == []
+    assert 'Link status is down' in res.result['msg'] and 'Nothing was changed.' in res.result['msg']
+
+
+def test_a_failure_names_the_restore_point_the_caller_took(run_module, tmp_path):
+    """A step of a change made by several tasks writes no backup; its failure points at the restore point taken before."""
+    point = str(tmp_path / 'hccn-node-07-restore-point.json')
+    cmds = {get(1, 'pfc'): [(0, PFC_4, ''), (0, PFC_4, '')], (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+            (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''), get(1, 'link'): (0, LINK_UP, '')}
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [3]}], 'restore_point': point}, cmds)
+    assert res.failed and res.result['backup_file'] is None
+    assert 'restore the previous state with npuops.ascend.hccn_config and restore_from: %s' % point in res.result['msg']
+    assert 'no backup was written' not in res.result['msg']

@@ -16,6 +16,7 @@ PFC = sample('hccn_tool/pfc/hixl_dev0_prio4')                         # priority
 OPTICAL = sample('hccn_tool/optical/mc_910a_qsfp_dev0')
 STAT = sample('hccn_tool/stat/mc_910a_trimmed')
 NETDETECT = sample('hccn_tool/netdetect/ds_910b3_dev0_address')
+LINK_STAT = sample('hccn_tool/link_stat/mc_worker0_dev0')              # 2 link-ups, newest record LINK DOWN
 IP_WITH_PROMPT = '$ hccn_tool -i 3 -ip -g\n' + sample('hccn_tool/ip/ac_910b1_dev3')   # as pasted after a shell prompt
 DEVICE_USED = sample('npu_smi/errors/device_used')
 
@@ -49,7 +50,7 @@ def replies(dev):
         'link': (0, LINK_UP, ''), 'ip': (0, ip(dev), ''), 'gateway': (0, GATEWAY[dev], ''),
         'net_health': (0, NET_HEALTH, ''), 'tls': (0, TLS, ''), 'pfc': (0, PFC, ''),
         'dscp_to_tc': (0, DSCP, ''), 'mtu': (0, MTU, ''), 'optical': (0, OPTICAL, ''), 'stat': (0, STAT, ''),
-        'netdetect': (0, NETDETECT, ''),
+        'netdetect': (0, NETDETECT, ''), 'link_stat': (0, LINK_STAT, ''),
     }
 
 
@@ -182,6 +183,19 @@ def test_optical_not_present_and_nested_queries(run_module):
     assert dev0['netdetect'] == '11.12.165.1'
     assert res.result['devices']['1']['optical'] is None
     assert [(err['device'], err['query'], err['rc']) for err in res.result['errors']] == [(1, 'optical', 20)]
+
+
+def test_link_stat_is_nested_with_count_and_records(run_module):
+    cmds = commands(devices=[0, 1], queries=['link', 'link_stat'], discover=False, d1_link_stat=LINK_IS_DOWN)
+    res = run_module(hccn_info, {'devices': [0, 1], 'queries': ['link_stat', 'link']}, cmds)
+    assert not res.failed, res
+    assert res.calls == [list(argv(dev, query)) for dev in (0, 1) for query in ('link', 'link_stat')]
+    stat = res.result['devices']['0']['link_stat']
+    assert stat['link_up_count'] == 2
+    assert stat['records'][0] == {'time': 'Tue Aug  1 14:44:40 2022', 'status': 'DOWN'}
+    assert len(stat['records']) == 4
+    assert res.result['devices']['1']['link_stat'] is None
+    assert [(err['device'], err['query'], err['rc']) for err in res.result['errors']] == [(1, 'link_stat', 22)]
 
 
 def test_invalid_device_id_fails_clearly(run_module):

@@ -1,0 +1,55 @@
+"""After site.yml: the reading stages set nothing; stage 4 set only the lossless intent; stage 5 wrote its file."""
+
+import json
+
+HCCN = "/usr/local/Ascend/driver/tools/hccn_tool"
+# stage 4 sets, per NPU, exactly these (the fresh simulated node has MTU 1500, no PFC, DSCP 33 on TC 2)
+INTENT = [["-mtu", "-s", "size", "9000"], ["-pfc", "-s", "bitmap", "0,0,0,0,1,0,0,0"], ["-dscp_to_tc", "-s", "dscp", "33", "tc", "3"]]
+
+
+def _calls(host):
+    lines = host.check_output("/usr/local/sbin/npu-sim calls").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def test_the_stages_ran_the_tools(host):
+    tools = {call["tool"] for call in _calls(host)}
+    assert {"npu-smi", "hccn_tool", "numactl", "lscpu"} <= tools, tools
+
+
+def test_only_stage_4_set_the_ports_each_intent_command_once_per_npu(host):
+    name = host.check_output("hostname")
+    # the side-effect cases set the MTU of node03 NPU 1 and the TLS switch of node01 NPU 6 on purpose
+    allowed = {"node03": [["-i", "1", "-mtu", "-s", "size", "1500"]],
+               "node01": [["-i", "6", "-tls", "-s", "enable", "0"], ["-i", "6", "-tls", "-s", "enable", "1"]]}.get(name, [])
+    sets = [call["argv"][1:] for call in _calls(host) if call["tool"] == "hccn_tool" and "-s" in call["argv"]]
+    others = [argv for argv in sets if argv not in allowed]
+    # converge set the intent once per NPU; the idempotence run and the fault cases (which stop before stage 4) set
+    # nothing more
+    expected = sorted(["-i", str(device)] + command for device in range(8) for command in INTENT)
+    assert sorted(others) == expected
+    assert not [call for call in _calls(host) if call["tool"] == "cpupower" and "frequency-set" in call["argv"]]
+
+
+def test_every_port_holds_the_intent(host):
+    for device in range(8):
+        if host.check_output("hostname") == "node03" and device == 1:
+            continue  # the stage 0 case set its MTU back to 1500 on purpose
+        assert host.check_output("%s -i %d -mtu -g" % (HCCN, device)).strip() == "mtu:9000"
+        assert "0 0 0 0 1 0 0 0" in host.check_output("%s -i %d -pfc -g" % (HCCN, device))
+
+
+def test_stage_5_wrote_the_managed_env_file(host):
+    env = host.file("/etc/profile.d/npuops-hccl.sh")
+    assert env.mode == 0o644 and env.user == "root"
+    text = env.content_string
+    assert text.startswith("# managed by npuops.ascend")
+    assert "export HCCL_RDMA_SL=4\n" in text and "export HCCL_RDMA_TC=132\n" in text
+    assert "export HCCL_BUFFSIZE=200\n" in text
+    loaded = host.check_output("sh -c '. /etc/profile.d/npuops-hccl.sh && echo $HCCL_IF_IP'")
+    assert loaded == host.ansible.get_variables()["npuops_hccl_if_ip"]
+
+
+def test_every_npu_is_healthy_and_idle_again(host):
+    faults = json.loads(host.check_output("/usr/local/sbin/npu-sim fault list"))
+    assert faults == []

@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rules shared by the inventory, RoCE and HCCL environment filters; this file defines no filter.
+
+Ansible imports every module under plugins/filter/ and looks for ``FilterModule`` in it, so this
+module has one that returns no filter (without it every filter lookup would print a warning).
+
+- ``netaddr`` (None when the library is missing) and ``require_netaddr(filter_name)``;
+- ``ipv4(text)``, ``ip(text)``: strict address parsing; ``integer(value)``: an int from an int or a
+  string of ASCII digits (an INI inventory gives strings), never from a boolean or a float;
+- ``split_socket_ifname(text)`` and ``refused_interfaces(...)``: the HCCL_SOCKET_IFNAME syntax and the
+  interfaces HCCL must not use for its host socket;
+- ``rdma_sl_problem(...)``, ``rdma_tc_problem(...)``: HCCL_RDMA_SL and HCCL_RDMA_TC against the PoD's
+  lossless priority and DSCP, as one sentence naming the variable and the value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+try:
+    import netaddr
+except ImportError:  # reported when a filter that needs it is used, not when Ansible loads the plugins
+    netaddr = None
+
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
+
+PRIORITY_MAX = 7
+DSCP_MAX = 63
+RDMA_TC_MAX = 255
+# HCCL's own words when it refuses HCCL_RDMA_TC (error EI0001)
+RDMA_TC_EI0001 = 'EI0001 "range[0, 255], Must be a multiple of 4"'
+
+# interface names (Linux: at most 15 bytes, no '/', no blanks, not '.' or '..')
+IFNAME_RE = re.compile(r'^[A-Za-z0-9_.:@+-]{1,15}$')
+
+# Interfaces HCCL must never use for its host socket: (match, whole name, sample, shown as, what it is).
+# ``whole``: the name must equal ``match`` (lo), else any name starting with ``match`` is refused;
+# ``sample`` is the name a prefix of HCCL_SOCKET_IFNAME is compared with (prefix "d" matches docker0).
+LOOPBACK_AND_BRIDGES = (
+    ('lo', True, 'lo', 'lo', 'the loopback interface'),
+    ('docker', False, 'docker0', 'docker0', 'a docker bridge'),
+    ('virbr', False, 'virbr0', 'virbr0', 'a libvirt bridge'),
+    ('br-', False, 'br-', 'br-*', 'a docker network bridge'),
+)
+CNI_BRIDGES = (
+    ('cni', False, 'cni0', 'cni*', 'a container network (CNI) bridge'),
+)
+
+
+class FilterModule:
+    """No filter: the helpers of this module are imported by the filter plugins of npuops.ascend."""
+
+    def filters(self):
+        return {}
+
+
+def show(value, width=80):
+    """A value as a problem sentence shows it: its repr (numbers plain, strings quoted), shortened to ``width``."""
+    return short_repr(value, width)
+
+
+def require_netaddr(name):
+    if netaddr is None:
+        raise AnsibleFilterError('%s needs the Python library netaddr on the controller: pip install netaddr '
+                                 '(it is in the requirements.txt of npuops.ascend)' % name)
+
+
+def ipv4(text):
+    """netaddr.IPAddress of a dotted-quad string, else None ('10.1' and '010.0.0.1' are refused)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return netaddr.IPAddress(text, 4, flags=netaddr.INET_PTON)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
+
+
+def ip(text):
+    """netaddr.IPAddress of an IPv4 or IPv6 address string, else None."""
+    address = ipv4(text)
+    if address is not None or not isinstance(text, str):
+        return address
+    try:
+        return netaddr.IPAddress(text, 6)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
+
+
+def ipv4_network(text):
+    """netaddr.IPNetwork of 'a.b.c.d/len' (a dotted-quad address and a prefix length 0-32), else None."""
+    if not isinstance(text, str) or text.count('/') != 1:
+        return None
+    address, length = text.strip().split('/')
+    address = ipv4(address)
+    if address is None or not re.match(r'^[0-9]{1,2}$', length) or int(length) > 32:
+        return None
+    return netaddr.IPNetwork('%s/%s' % (address, length))
+
+
+def integer(value):
+    """The int of an int or of a string of at most 18 ASCII digits (with an optional minus), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.match(r'^-?[0-9]{1,18}$', value.strip()):
+        return int(value.strip())
+    return None
+
+
+def split_socket_ifname(text):
+    """(exclude, exact, names) of an HCCL_SOCKET_IFNAME value; ValueError with the reason when it is not one.
+
+    The syntax (CANN environment variable reference, HCCL_SOCKET_IFNAME): a comma list of interface names,
+    prefixes unless preceded by ``=`` (exact names); a leading ``^`` excludes them instead.
+    """
+    text = text.strip()
+    exclude = text.startswith('^')
+    body = text[1:] if exclude else text
+    exact = body.startswith('=')
+    body = body[1:] if exact else body
+    names = body.split(',')
+    for name in names:
+        if not IFNAME_RE.match(name) or name in ('.', '..'):
+            raise ValueError('%s is not an interface name (a comma list of names, optionally after ^ to exclude and = for '
+                             'exact names)' % short_repr(name))
+    return exclude, exact, names
+
+
+def refused_interfaces(names, exact, never=LOOPBACK_AND_BRIDGES, management=None):
+    """[(name, shown, what, as_prefix)] for each selected name that is, or as a prefix also matches, a refused interface.
+
+    ``as_prefix`` is False when ``name`` itself is the refused interface (``shown`` is then the name), True when the
+    prefix ``name`` would also select ``shown``. One entry per name, the first rule that matches.
+    """
+    out = []
+    for name in names:
+        lowered = name.lower()
+        found = None
+        for match, whole, _sample, _shown, what in never:
+            if (lowered == match) if whole else lowered.startswith(match):
+                found = (name, name, what, False)
+                break
+        if found is None and management and name == management:
+            found = (name, name, 'the management interface', False)
+        if found is None and not exact:
+            for _match, _whole, sample, shown, what in never:
+                if sample.startswith(lowered):
+                    found = (name, shown, what, True)
+                    break
+            if found is None and management and management.startswith(name):
+                found = (name, management, 'the management interface', True)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def rdma_sl_problem(variable, value, priority):
+    """Why ``value`` is not a valid HCCL_RDMA_SL for the lossless ``priority`` (None: not compared), or None."""
+    number = integer(value)
+    if number is None:
+        return ('%s %s is not an integer: HCCL_RDMA_SL is the PFC-enabled priority of the RDMA traffic, 0 to %d'
+                % (variable, show(value), PRIORITY_MAX))
+    if not 0 <= number <= PRIORITY_MAX:
+        return ('%s %s is outside 0-%d: HCCL_RDMA_SL is the PFC-enabled priority of the RDMA traffic'
+                % (variable, show(value), PRIORITY_MAX))
+    if priority is not None and number != priority:
+        return ('%s %s is not the lossless priority %d: HCCL_RDMA_SL must be the PFC-enabled priority, so set %d, or the '
+                'RDMA traffic of HCCL is not protected by PFC' % (variable, show(value), priority, priority))
+    return None
+
+
+def rdma_tc_problem(variable, value, dscp):
+    """Why ``value`` is not a valid HCCL_RDMA_TC for the lossless ``dscp`` (None: not compared), or None.
+
+    HCCL_RDMA_TC is the ToS byte: DSCP x 4 (the DSCP sits in bits 2-7), 0-255 and a multiple of 4; HCCL refuses
+    anything else with EI0001. Writing the DSCP itself (HCCL_RDMA_TC=33) is the usual mistake and is named as such.
+    """
+    number = integer(value)
+    if number is None:
+        return ('%s %s is not an integer: HCCL_RDMA_TC is the ToS byte, DSCP x 4, an integer 0-%d and a multiple of 4 '
+                '(132 for DSCP 33)' % (variable, show(value), RDMA_TC_MAX))
+    if dscp is not None and number == dscp and number != dscp * 4:
+        text = ('%s %s is the DSCP, not the ToS byte: HCCL_RDMA_TC takes the ToS byte DSCP x 4, so %d for DSCP %d'
+                % (variable, show(value), dscp * 4, dscp))
+        if number % 4:
+            return text + ', and HCCL rejects %d (%s)' % (number, RDMA_TC_EI0001)
+        return text + ', and %d would mark the RDMA traffic with DSCP %d' % (number, number // 4)
+    if not 0 <= number <= RDMA_TC_MAX:
+        return ('%s %s is outside 0-%d: HCCL_RDMA_TC is the ToS byte, DSCP x 4 (132 for DSCP 33), and HCCL rejects it (%s)'
+                % (variable, show(value), RDMA_TC_MAX, RDMA_TC_EI0001))
+    if number % 4:
+        return ('%s %s is not a multiple of 4: HCCL_RDMA_TC is the ToS byte, DSCP x 4 (the DSCP sits in bits 2-7), and HCCL '
+                'rejects it (%s)' % (variable, show(value), RDMA_TC_EI0001))
+    if dscp is not None and number != dscp * 4:
+        return ('%s %s marks the RDMA traffic with DSCP %d, not the lossless DSCP %d: HCCL_RDMA_TC is DSCP x 4, so set %d'
+                % (variable, show(value), number // 4, dscp, dscp * 4))
+    return None
