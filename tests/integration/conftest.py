@@ -69,6 +69,13 @@ class Pod:
             out[node] = {"state": state, "backups": backups, "env_file": env}
         return out
 
+    def node(self, node, *argv):
+        """Run a command on a node (podctl exec, over SSH); its stdout. Fails the test when it fails."""
+        proc = subprocess.run([PODCTL, "exec", "--base", self.base, node, "--"] + list(argv), capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert proc.returncode == 0, "%s on %s: rc %d\n%s%s" % (argv, node, proc.returncode, proc.stdout, proc.stderr)
+        return proc.stdout
+
     def playbook(self, playbook, extra_vars=None, args=()):
         """ansible-playbook <playbook> on the PoD; (rc, stdout + stderr)."""
         argv = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", self.inventory_dir,
