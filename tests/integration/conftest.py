@@ -16,7 +16,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PODCTL = os.path.join(REPO, "tools", "pod", "podctl")
-PREFIX = "127.0.4"
+# NPUOPS_IT_PREFIX runs a second session beside this one (each session brings up its own PoD)
+PREFIX = os.environ.get("NPUOPS_IT_PREFIX", "127.0.4")
 NODES = ["node01", "node02"]
 GROUP_VARS = """---
 npuops_parameter_plane: 10.20.0.0/16

@@ -14,7 +14,8 @@ from . import versions
 from .output import Result
 
 FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
-               "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm")
+               "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm",
+               "switch-frame", "switch-pfc-priority", "switch-no-ecn")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -151,6 +152,29 @@ def _check_fault(kind, device, value, st):
             rate = -1.0
         if rate < 0:
             raise ControlError("pfc-storm --value is pause frames per second, a number >= 0")
+    _check_switch_fault(kind, value)
+
+
+def _check_switch_fault(kind, value):
+    """Values of the switch-side faults (model.SWITCH_KINDS)."""
+    given = value not in (None, "")
+    if kind == "switch-frame" and given:
+        low, high = model.SWITCH_FRAME_RANGE
+        if not (str(value).isdigit() and low <= int(value) <= high):
+            raise ControlError("switch-frame --value is the switch port's maximum frame size in bytes, an integer %d-%d "
+                               "(got %r)" % (low, high, value))
+    if kind == "switch-pfc-priority" and given and not (str(value).isdigit() and 0 <= int(value) <= 7):
+        raise ControlError("switch-pfc-priority --value is the priority the switch runs PFC on, an integer 0-7 (got %r)" % value)
+    if kind == "switch-no-ecn" and given:
+        raise ControlError("switch-no-ecn takes no --value (the switch port does not mark ECN)")
+
+
+def _fold_switch_pfc(data, when):
+    """Before a switch-pfc-priority fault is set or removed: keep the pauses counted so far on every port it
+    holds on (model.fold_pfc_growth), so that its -stat/-pfc_stat counters never go backwards."""
+    for npu in data["npus"]:
+        if st_mod.faults_for(data, "switch-pfc-priority", npu["id"]):
+            model.fold_pfc_growth(data, npu["id"], when)
 
 
 def cmd_fault(args, path, res):
@@ -162,6 +186,8 @@ def cmd_fault(args, path, res):
             raise ControlError("fault set needs KIND")
         with st_mod.transaction(path) as data:
             _check_fault(args.kind, args.device, args.value, data)
+            if args.kind == "switch-pfc-priority":
+                _fold_switch_pfc(data, st_mod.now(data))
             data["faults"] = [f for f in data["faults"]
                               if not (f["kind"] == args.kind and f.get("device") == args.device)]
             data["faults"].append({"kind": args.kind, "device": args.device, "value": args.value,
@@ -180,6 +206,8 @@ def cmd_fault(args, path, res):
     with st_mod.transaction(path) as data:
         removed = [f for f in data["faults"] if (not args.kind or f["kind"] == args.kind)
                    and (args.device is None or f.get("device") == args.device)]
+        if any(f["kind"] == "switch-pfc-priority" for f in removed):
+            _fold_switch_pfc(data, st_mod.now(data))
         data["faults"] = [f for f in data["faults"] if f not in removed]
         when = st_mod.now(data)
         if any(f["kind"] == "link-stuck-down" for f in removed):
@@ -341,9 +369,11 @@ def build_parser():
 
     fault = sub.add_parser("fault", help="inject, clear or list faults")
     fault.add_argument("action", choices=("set", "clear", "list"))
-    fault.add_argument("kind", nargs="?")
+    fault.add_argument("kind", nargs="?", help="one of: %s" % ", ".join(FAULT_KINDS))
     fault.add_argument("--device", type=int)
-    fault.add_argument("--value")
+    value_help = ("the fault's value (switch-frame: max frame size 64-16000, default %d; switch-pfc-priority: priority "
+                  "0-7, default %d; switch-no-ecn: none)" % (model.SWITCH_FRAME_DEFAULT, model.SWITCH_PFC_PRIORITY_DEFAULT))
+    fault.add_argument("--value", help=value_help)
     fault.add_argument("--tool", help="limit busy/hang to one tool (hccn_tool or npu-smi)")
     fault.add_argument("--state", dest="state_sub")
 

@@ -270,7 +270,7 @@ def _get_lldp(st, dev, res, args):
     res.o("\tIPv4: %s" % lldp["management_ip"])
     res.o("\tIfindex: 5")
     res.o("Maximum Frame Size TLV")
-    res.o("\t%d" % lldp["max_frame"])
+    res.o("\t%d" % model.lldp_max_frame(st, dev))  # the switch-frame fault's size, else net.lldp.max_frame
     res.o("End of LLDPDU TLV")
 
 
@@ -310,7 +310,8 @@ def _find_peer(pod, address):
 
 
 def ping_reachable(st, dev, address, size, local_path):
-    """Answer from the PoD registry: both links UP, same subnet, packet fits both MTUs. No packet is sent."""
+    """Answer from the PoD registry: both links UP, same subnet, packet fits both MTUs and both switch ports
+    (``switch-frame``: a frame is the packet + 18 bytes). No packet is sent."""
     net = st["npus"][dev]["net"]
     if not model.link_up(st, dev):
         return False
@@ -318,7 +319,9 @@ def ping_reachable(st, dev, address, size, local_path):
         return False
     if not model.same_subnet(net["ip"], net["netmask"], address):
         return False
-    if size + 28 > int(net["mtu"]):
+    if size + model.IP_ICMP_HEADERS > int(net["mtu"]):
+        return False
+    if not model.frame_fits(st, dev, size + model.IP_ICMP_HEADERS):
         return False
     peer, peer_dev = _find_peer(st_mod.pod_states(st, local_path), address)
     if peer is None:
@@ -330,7 +333,9 @@ def ping_reachable(st, dev, address, size, local_path):
         return False
     if not model.same_subnet(peer_net["ip"], peer_net["netmask"], net["ip"]):
         return False
-    return size + 28 <= int(peer_net["mtu"])
+    if not model.frame_fits(peer, peer_dev, size + model.IP_ICMP_HEADERS):
+        return False
+    return size + model.IP_ICMP_HEADERS <= int(peer_net["mtu"])
 
 
 def _get_ping(st, dev, res, args, local_path=None):

@@ -41,6 +41,24 @@ PFC_STORM_PER_S = 50000.0
 PFC_WARN_MS_PER_S = 100.0
 PFC_ERR_MS_PER_S = 500.0
 
+# Switch side of the RoCE fabric (a MODEL). NPU d of the node with index n is cabled to leaf switch
+# leaf-0(d // 2 + 1), port 400GE1/(d // 2 + 1)/(n % 48 + 1):(d % 2 + 1) (net.lldp of the state). The switch
+# ports are healthy unless a fault of the node says otherwise for the port cabled to one of its NPUs:
+# - ``switch-frame`` (value: maximum frame size in bytes, default SWITCH_FRAME_DEFAULT): the switch port
+#   advertises that size in LLDP and drops longer frames (a frame is the IP packet + ETH_OVERHEAD bytes);
+# - ``switch-pfc-priority`` (value: priority 0-7, default SWITCH_PFC_PRIORITY_DEFAULT): the switch runs PFC on
+#   that priority instead of the NPU's: the pause frames the NPU receives arrive on it (see pfc_growth);
+# - ``switch-no-ecn``: the switch does not mark ECN, so no CNP is generated for the port (see cnp_per_port).
+SWITCH_KINDS = ("switch-frame", "switch-pfc-priority", "switch-no-ecn")
+SWITCH_FRAME_DEFAULT = 1518
+SWITCH_FRAME_RANGE = (64, 16000)
+SWITCH_PFC_PRIORITY_DEFAULT = 3
+ETH_OVERHEAD = 18  # Ethernet header (14) + FCS (4): frame size = IP packet (MTU) + 18
+IP_ICMP_HEADERS = 28  # IPv4 (20) + ICMP (8): an ICMP echo of S bytes is an IP packet of S + 28
+# CNPs (congestion notification packets) of a lossless cross-node all_reduce_test, per port and direction:
+# CNP_PER_GB per GB (1e9 bytes) of bus traffic of the port (see cnp_per_port).
+CNP_PER_GB = 100.0
+
 
 def ecc_singlebit_errors(fault, when):
     """Single-bit errors an ``ecc-singlebit`` fault has produced by ``when``: value per minute since it was set.
@@ -116,6 +134,76 @@ def pfc_enabled_since(st, device, prio):
     return None if stamp is None else float(stamp)
 
 
+def switch_frame(st, device):
+    """Maximum frame size of the switch port cabled to ``device`` under a ``switch-frame`` fault (the smallest
+    when several apply), or None: a healthy switch port is not modelled as dropping any frame the NPU sends."""
+    sizes = [int(_number(fault.get("value"), SWITCH_FRAME_DEFAULT)) for fault in st_mod.faults_for(st, "switch-frame", device)]
+    return min(sizes) if sizes else None
+
+
+def lldp_max_frame(st, device):
+    """The Maximum Frame Size the switch port advertises in LLDP: the fault's size, else ``net.lldp.max_frame``."""
+    frame = switch_frame(st, device)
+    return int(st["npus"][device]["net"]["lldp"]["max_frame"]) if frame is None else frame
+
+
+def frame_fits(st, device, ip_bytes):
+    """True when an IP packet of ``ip_bytes`` passes the switch port of ``device`` (frame = packet + 18)."""
+    frame = switch_frame(st, device)
+    return frame is None or ip_bytes + ETH_OVERHEAD <= frame
+
+
+def _switch_prio_of(fault):
+    value = _number(fault.get("value"), SWITCH_PFC_PRIORITY_DEFAULT)
+    return int(value) if 0 <= value <= 7 else SWITCH_PFC_PRIORITY_DEFAULT
+
+
+def switch_pfc_priorities(st, device):
+    """The priorities of the ``switch-pfc-priority`` faults on ``device`` (sorted, no repeats)."""
+    return sorted(set(_switch_prio_of(fault) for fault in st_mod.faults_for(st, "switch-pfc-priority", device)))
+
+
+def switch_pfc_priority(st, device):
+    """(K, since) of the ``switch-pfc-priority`` fault that holds on ``device`` (the newest one when a port fault
+    and a node fault overlap); (None, None) without one."""
+    found = (None, None)
+    newest = None
+    for fault in st_mod.faults_for(st, "switch-pfc-priority", device):
+        since = float(fault.get("since") or 0.0)
+        if newest is None or since > newest or (since == newest and fault.get("device") is not None):
+            newest, found = since, (_switch_prio_of(fault), since)
+    return found
+
+
+def switch_no_ecn(st, device):
+    """True when the switch port cabled to ``device`` does not mark ECN (``switch-no-ecn``)."""
+    return bool(st_mod.faults_for(st, "switch-no-ecn", device))
+
+
+def cnp_per_port(sizes, iters, warmup, nodes):
+    """CNPs sent (and as many received) by one NPU port in a lossless AllReduce over ``nodes`` nodes: CNP_PER_GB
+    per GB of bus traffic, the bus traffic of a port being sum(sizes) x (iters + warmup) x 2(N - 1)/N bytes."""
+    if nodes < 2:
+        return 0
+    bus_bytes = float(sum(sizes)) * (int(iters) + int(warmup)) * 2.0 * (nodes - 1) / nodes
+    return int(round(CNP_PER_GB * bus_bytes / 1e9))
+
+
+def add_cnp(data, npus, count):
+    """Add ``count`` CNPs to ``roce_tx_cnp_pkt_num`` and ``roce_rx_cnp_pkt_num`` of NPUs 0..npus-1 of the state
+    ``data`` (in place), except on the ports whose switch does not mark ECN. -> the devices counted."""
+    counted = []
+    for device in range(min(int(npus), len(data["npus"]))):
+        if switch_no_ecn(data, device):
+            continue
+        net = data["npus"][device]["net"]
+        stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+        for key in ("roce_tx_cnp_pkt_num", "roce_rx_cnp_pkt_num"):
+            stats[key] = int(stats.get(key, 0)) + int(count)
+        counted.append(device)
+    return counted
+
+
 def pfc_growth(st, device, when):
     """Growth of the PFC counters of ``device`` by ``when`` (not yet in the state): 8-entry lists
     ``tx_frames``, ``rx_frames`` (ints), ``tx_ms``, ``rx_ms`` (floats), ``warn_cnt``, ``err_cnt`` (ints).
@@ -124,22 +212,37 @@ def pfc_growth(st, device, when):
     grown = dict((key, [0] * 8) for key in ("tx_frames", "rx_frames", "warn_cnt", "err_cnt"))
     grown.update((key, [0.0] * 8) for key in ("tx_ms", "rx_ms"))
     storm, storm_since = pfc_storm(st, device)
+    # what grew before pfc_folded_at is in the stored counters already (see fold_pfc_growth)
+    folded = st["npus"][device]["net"].get("pfc_folded_at")
+    folded = None if folded is None else float(folded)
+    # switch-pfc-priority K: the switch pauses the NPU on K only; the NPU's other priorities receive no pauses
+    sw_prio, sw_since = switch_pfc_priority(st, device)
     for prio in range(8):
         start = pfc_enabled_since(st, device, prio)
         if start is None:
+            if prio == sw_prio:
+                rx_s = max(0.0, when - max(sw_since, folded if folded is not None else sw_since))
+                grown["rx_frames"][prio] = int(PFC_RX_PER_S * rx_s)
+                grown["rx_ms"][prio] = min(PFC_MAX_MS_PER_S, PFC_RX_PER_S * PFC_MS_PER_FRAME) * rx_s
             continue
-        enabled_s = max(0.0, when - start)
-        storm_s = max(0.0, when - max(start, storm_since)) if storm > 0 else 0.0
-        calm_s = enabled_s - storm_s
-        for direction, base in (("tx", PFC_TX_PER_S), ("rx", PFC_RX_PER_S)):
+        if folded is not None:
+            start = max(start, folded)
+        rx_end = when if sw_prio is None or prio == sw_prio else max(start, min(when, sw_since))
+        tx_storm_s = 0.0
+        for direction, base, end in (("tx", PFC_TX_PER_S, when), ("rx", PFC_RX_PER_S, rx_end)):
+            enabled_s = max(0.0, end - start)
+            storm_s = max(0.0, end - max(start, storm_since)) if storm > 0 else 0.0
+            calm_s = enabled_s - storm_s
+            if direction == "tx":
+                tx_storm_s = storm_s
             grown[direction + "_frames"][prio] = int(base * enabled_s + storm * storm_s)
             storm_ms = min(PFC_MAX_MS_PER_S, (base + storm) * PFC_MS_PER_FRAME)
             grown[direction + "_ms"][prio] = min(PFC_MAX_MS_PER_S, base * PFC_MS_PER_FRAME) * calm_s + storm_ms * storm_s
         tx_storm_ms = min(PFC_MAX_MS_PER_S, (PFC_TX_PER_S + storm) * PFC_MS_PER_FRAME)
-        if storm_s and tx_storm_ms >= PFC_WARN_MS_PER_S:
-            grown["warn_cnt"][prio] = int(storm_s)
-        if storm_s and tx_storm_ms >= PFC_ERR_MS_PER_S:
-            grown["err_cnt"][prio] = int(storm_s)
+        if tx_storm_s and tx_storm_ms >= PFC_WARN_MS_PER_S:
+            grown["warn_cnt"][prio] = int(tx_storm_s)
+        if tx_storm_s and tx_storm_ms >= PFC_ERR_MS_PER_S:
+            grown["err_cnt"][prio] = int(tx_storm_s)
     return grown
 
 
@@ -173,6 +276,9 @@ def fold_pfc_counters(data, device, bits, when):
     """Before a PFC set changes the bitmap to ``bits``: keep the pauses counted so far on the priorities it
     disables (added to the stored counters), and stamp ``net.pfc_since`` of the ones it enables."""
     net = data["npus"][device]["net"]
+    if switch_pfc_priority(data, device)[0] is not None:
+        # the switch-side growth does not follow the bitmap: keep everything counted so far
+        fold_pfc_growth(data, device, when)
     grown = pfc_growth(data, device, when)
     stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
     pfc_stat = net.setdefault("pfc_stat", {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8,
@@ -195,6 +301,28 @@ def fold_pfc_counters(data, device, bits, when):
         elif bits[prio] and not net["pfc"][prio]:
             stamps[prio] = when
     net["pfc_since"] = stamps
+
+
+def fold_pfc_growth(data, device, when):
+    """Add all the PFC pause growth of ``device`` up to ``when`` to its stored counters and record ``when`` in
+    ``net.pfc_folded_at`` (counting restarts there). Done before the rules of the growth change (a
+    ``switch-pfc-priority`` fault set or cleared, a PFC set under it), so the counters never go backwards."""
+    net = data["npus"][device]["net"]
+    grown = pfc_growth(data, device, when)
+    stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+    pfc_stat = net.setdefault("pfc_stat", {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8,
+                                           "err_cnt": [0] * 8})
+    for prio in range(8):
+        for direction in ("tx", "rx"):
+            frames = grown[direction + "_frames"][prio]
+            key = "mac_%s_pfc_pri%d_pkt_num" % (direction, prio)
+            stats[key] = int(stats.get(key, 0)) + frames
+            total = "mac_%s_pfc_pkt_num" % direction
+            stats[total] = int(stats.get(total, 0)) + frames
+            pfc_stat[direction + "_ms"][prio] = round(float(pfc_stat[direction + "_ms"][prio]) + grown[direction + "_ms"][prio], 6)
+        for key in ("warn_cnt", "err_cnt"):
+            pfc_stat[key][prio] = int(pfc_stat[key][prio]) + grown[key][prio]
+    net["pfc_folded_at"] = when
 
 
 def link_up(st, device, when=None):
@@ -284,6 +412,8 @@ def effective(st):
             # The injected process also occupies HBM and AI cores.
             npu["hbm_mb"] = [min(npu["hbm_mb"][0] + mem, npu["hbm_mb"][1]), npu["hbm_mb"][1]]
             npu["aicore_pct"] = max(npu["aicore_pct"], 35)
+        # the switch port's advertised frame size (switch-frame)
+        npu["net"]["lldp"]["max_frame"] = lldp_max_frame(st, dev)
         # PFC pauses and a slow port's errors grow with time (see net_counters)
         npu["net"]["stats"], npu["net"]["pfc_stat"] = net_counters(st, dev, when)
     for fault in st_mod.faults_for(st, "version"):

@@ -13,6 +13,7 @@ it); the program's output and exit code are those of the run.
 
 import os
 
+from . import model
 from . import perf
 from . import state as st_mod
 from .output import Result
@@ -167,9 +168,20 @@ def run_nodes(st, path, nodes, env):
     (by hostname or its first label), in the order given, whether or not this node is one of them (a pair
     can be measured from any node); when fewer are known, this node and then the other nodes of the
     registry fill up the run."""
+    return [node for _path, node in run_node_paths(st, path, nodes, env)]
+
+
+def run_node_paths(st, path, nodes, env):
+    """run_nodes as (state path, state) pairs."""
+    pairs = st_mod.pod_states(st, path)
+    paths = dict((id(node), node_path) for node_path, node in pairs)
+    paths.setdefault(id(st), path)
+    return [(paths[id(node)], node) for node in _run_nodes(st, [node for _path, node in pairs], nodes, env)]
+
+
+def _run_nodes(st, registry, nodes, env):
     local = st.get("hostname")
     named = [h.split(":")[0] for h in str(env.get(MPI_HOSTS_ENV) or "").split(",") if h]
-    registry = [node for _path, node in st_mod.pod_states(st, path)]
     chosen = []
     for name in named:
         for node in registry:
@@ -210,13 +222,32 @@ def all_reduce_test(argv, path, env=None):
         return res.fail(HCCL_BAD_USAGE)
     for line in plan["notes"]:
         res.o(line)
-    states = run_nodes(st, path, nodes, env)
+    pairs = run_node_paths(st, path, nodes, env)
+    states = [node for _path, node in pairs]
     lines = perf.allreduce_lines(states, nodes, plan["low"], plan["high"], env=env, npus_per_node=plan["npus"],
                                  iters=plan["iters"], warmup=plan["warmup"], check=plan["check"],
                                  sizes=list(_sizes(plan)))
     for line in lines:
         res.o(line)
+    sizes = list(_sizes(plan))
+    if len(pairs) > 1 and not perf.roce_check(states, env):
+        record_cnp(pairs, plan["npus"], model.cnp_per_port(sizes, plan["iters"], plan["warmup"], len(pairs)))
     return res
+
+
+def record_cnp(pairs, npus, count):
+    """The CNPs of a lossless cross-node run: ``count`` more sent and received on NPUs 0..npus-1 of every node
+    of the run (not on a port whose switch does not mark ECN), written into each node's state file under that
+    node's lock, one node after the other (no two locks held at once). A node whose state cannot be written
+    is skipped: the run's output does not depend on it."""
+    if count <= 0:
+        return
+    for node_path, _node in pairs:
+        try:
+            with st_mod.transaction(node_path) as data:
+                model.add_cnp(data, npus, count)
+        except (st_mod.StateError, OSError):
+            continue
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ busbw (GB/s):
 - cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node of the run,
   PFC is enabled on the priority named by HCCL_RDMA_SL, HCCL_RDMA_TC = 4 x DSCP with that DSCP
   mapped to the lossless TC (settings.lossless_tc, 3), and the MTU is jumbo (>= settings.jumbo_mtu)
-  and equal everywhere; otherwise 3.0 (lossy RoCE with retransmissions); multiplied, in a run over more than
+  and equal everywhere, and the leaf switch port agrees (no ``switch-frame`` below MTU + 18, no
+  ``switch-pfc-priority`` other than HCCL_RDMA_SL); otherwise 3.0 (lossy RoCE with retransmissions); multiplied, in a run over more than
   one node, by the factor of a ``slow-port`` or ``slow-node`` fault on a node of the run (the smallest
   one when several: a ring runs at the speed of its slowest link).
 Training step time = compute + gradient AllReduce time, +8 % without NUMA binding
@@ -80,6 +81,14 @@ def roce_check(states, env=None):
                 reasons.append("%s: DSCP %d maps to TC %d, not the lossless TC %d" % (where, dscp, net["dscp_to_tc"][dscp], lossless_tc))
             if int(net["mtu"]) < jumbo:
                 reasons.append("%s: MTU %d is not jumbo" % (where, net["mtu"]))
+            # the switch side (model.SWITCH_KINDS): the leaf port cabled to the NPU
+            frame = model.switch_frame(st, npu["id"])
+            if frame is not None and frame < int(net["mtu"]) + model.ETH_OVERHEAD:
+                reasons.append("%s: switch port frame size %d is below MTU %d + %d" % (where, frame, int(net["mtu"]), model.ETH_OVERHEAD))
+            if sl is not None and 0 <= sl <= 7:
+                for prio in model.switch_pfc_priorities(st, npu["id"]):
+                    if prio != sl:
+                        reasons.append("%s: switch runs PFC on priority %d, not on HCCL_RDMA_SL %d" % (where, prio, sl))
             mtus.add(int(net["mtu"]))
     if len(mtus) > 1:
         reasons.append("MTU differs between ports: %s" % ",".join(str(m) for m in sorted(mtus)))
