@@ -51,6 +51,12 @@ PY
     echo
     sed -n '/^## Parallel strategy/,$p' "$reports/$run/stage5-hccl_env/hccl_env.md"
   fi
+  if [ -f "$reports/$run/stage9-regression/regression.md" ]; then
+    echo
+    cat "$reports/$run/stage9-regression/regression.md"
+  fi
+  echo
+  [ -f "$reports/$run/report.html" ] && echo "The run's report: $reports/$run/report.html (and report.md beside it)"
 fi
 echo
 echo "The simulated PoD stays up: ssh -F inventories/sim/ssh_config node01 npu-smi info"

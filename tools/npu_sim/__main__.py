@@ -14,7 +14,9 @@ from . import npusmi
 from . import state as st_mod
 from .output import Result
 
-VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun")
+VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun", "vmstat", "iostat")
+# The host IO tools (stage 8) come after the tools of npu_sim.TOOLS.
+ALL_TOOLS = TOOLS + ("vmstat", "iostat")
 # What a launcher prints when its program cannot be started, and the exit status then.
 EXEC_FAILURE = {"numactl": ("numactl: execution of `%s': %s", 1),
                 "mpirun": ("mpirun: execvp error on file %s (%s)", 255)}
@@ -68,6 +70,8 @@ DISPATCH = {
     "lspci": host.lspci,
     "all_reduce_test": mpi.all_reduce_test,
     "mpirun": mpi.mpirun,
+    "vmstat": host.vmstat,
+    "iostat": host.iostat,
 }
 
 
@@ -85,8 +89,8 @@ def run_tool(tool, args, path):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in TOOLS:
-        sys.stderr.write("usage: python -m npu_sim {%s} [args...]\n" % ",".join(TOOLS))
+    if not argv or argv[0] not in ALL_TOOLS:
+        sys.stderr.write("usage: python -m npu_sim {%s} [args...]\n" % ",".join(ALL_TOOLS))
         return 2
     tool, args = argv[0], argv[1:]
     if tool == "npu-sim":

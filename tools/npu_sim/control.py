@@ -15,7 +15,7 @@ from .output import Result
 
 FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
                "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm",
-               "switch-frame", "switch-pfc-priority", "switch-no-ecn")
+               "switch-frame", "switch-pfc-priority", "switch-no-ecn", "iowait", "shm-full")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +31,13 @@ WRAPPER_PATHS = {
     "lspci": os.path.join("sbin", "lspci"),
     "all_reduce_test": os.path.join("Ascend", "ascend-toolkit", "latest", "tools", "hccl_test", "bin", "all_reduce_test"),
     "mpirun": os.path.join("mpich", "bin", "mpirun"),
+    "vmstat": os.path.join("sbin", "vmstat"),
+    "iostat": os.path.join("sbin", "iostat"),
 }
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+# MindIE's default config.json (a copy of the file MindIE ships), installed on every node when missing.
+MINDIE_DEFAULT_CONFIG = os.path.join(DATA_DIR, "mindie_config_default.json")
+MINDIE_CONFIG = os.path.join("Ascend", "mindie", "latest", "mindie-service", "conf", "config.json")
 
 
 class ControlError(Exception):
@@ -80,6 +86,24 @@ def render_host_files(st):
         host.write_host_files(st, prefix)
 
 
+def install_mindie_config(prefix):
+    """MindIE's default config.json at <prefix>/Ascend/mindie/latest/mindie-service/conf/config.json, mode 0640,
+    only when it is missing (what the collection wrote there is never overwritten)."""
+    target = os.path.join(prefix, MINDIE_CONFIG)
+    if os.path.lexists(target) or not os.path.isfile(MINDIE_DEFAULT_CONFIG):
+        return None
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(MINDIE_DEFAULT_CONFIG, "rb") as handle:
+        data = handle.read()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.chmod(target, 0o640)
+    return target
+
+
 def cmd_init(args, path, res):
     if os.path.exists(path) and not args.force:
         raise ControlError("state %s exists; use --force to overwrite" % path)
@@ -103,6 +127,7 @@ def cmd_install(args, path, res):
             write_wrapper(prefix, tool, python)
     render_version_files(snapshot)
     render_host_files(snapshot)
+    install_mindie_config(prefix)
     res.o("installed simulated tools under %s" % prefix)
 
 
@@ -153,6 +178,23 @@ def _check_fault(kind, device, value, st):
         if rate < 0:
             raise ControlError("pfc-storm --value is pause frames per second, a number >= 0")
     _check_switch_fault(kind, value)
+    _check_io_fault(kind, device, value)
+
+
+def _check_io_fault(kind, device, value):
+    """Values of the host IO faults (iowait, shm-full): percentages 0-100, no --device."""
+    if kind not in ("iowait", "shm-full"):
+        return
+    if device is not None:
+        raise ControlError("%s is a fault of the node; it takes no --device" % kind)
+    if value not in (None, ""):
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not 0.0 <= number <= 100.0:
+            raise ControlError("%s --value is a percentage 0-100 (%s)" % (
+                kind, "CPU time waiting for IO" if kind == "iowait" else "of /dev/shm filled"))
 
 
 def _check_switch_fault(kind, value):
@@ -199,6 +241,8 @@ def cmd_fault(args, path, res):
                 os.unlink(target)
         if args.kind == "version":
             render_version_files(snapshot)
+        if args.kind == "shm-full":
+            host.sync_shm(snapshot, path)
         res.o("fault set: %s%s%s" % (args.kind, "" if args.device is None else " device %d" % args.device,
                                      "" if args.value in (None, "") else " value %s" % args.value))
         return
@@ -223,6 +267,8 @@ def cmd_fault(args, path, res):
             write_wrapper(snapshot["install_prefix"], fault["value"], snapshot.get("python") or default_python())
     if any(f["kind"] == "version" for f in removed):
         render_version_files(snapshot)
+    if any(f["kind"] == "shm-full" for f in removed):
+        host.sync_shm(snapshot, path)
     res.o("fault cleared: %d" % len(removed))
 
 
@@ -265,7 +311,7 @@ def cmd_state(args, path, res):
     res.o("set %s" % args.key)
 
 
-HOST_INT_KEYS = ("hugepages_total", "hugepages_free", "hugepage_size_kb", "swappiness", "swap_total_kb")
+HOST_INT_KEYS = ("hugepages_total", "hugepages_free", "hugepage_size_kb", "swappiness", "swap_total_kb", "shm_size_mb")
 
 
 def _check_host_value(key, value):
@@ -285,6 +331,10 @@ def _check_host_value(key, value):
         raise ControlError("host.%s must be an integer >= 0" % parts[1])
     if parts[1] == "swappiness" and value > 200:
         raise ControlError("host.swappiness must be 0-200 (the kernel's range)")
+    if parts[1] == "shm_size_mb" and value < 1:
+        raise ControlError("host.shm_size_mb must be 1 or more (MB of the node's /dev/shm tmpfs)")
+    if parts[1] == "iowait_pct" and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100):
+        raise ControlError("host.iowait_pct must be a number 0-100 (percent of CPU time waiting for IO)")
 
 
 def cmd_calls(args, path, res):
@@ -349,6 +399,11 @@ def cmd_busbw(args, path, res):
                       "step_time_ms": round(perf.step_time_ms(states, st), 1)}, indent=1))
 
 
+def cmd_shm(args, path, res):
+    """``npu-sim shm sync``: make the node's /dev/shm match the shm-full fault (podctl runs it when a node starts)."""
+    res.o(host.sync_shm(st_mod.load(path), path))
+
+
 def build_parser():
     parser = _Parser(prog="npu-sim", description="Control the Ascend tool simulator of one node.")
     parser.add_argument("--state", help="state file (default $NPU_SIM_STATE or %s)" % st_mod.DEFAULT_STATE_PATH)
@@ -406,11 +461,15 @@ def build_parser():
 
     busbw = sub.add_parser("busbw", help="print the model's busbw and why RoCE is (not) lossless")
     busbw.add_argument("--state", dest="state_sub")
+
+    shm = sub.add_parser("shm", help="fill or empty the node's /dev/shm as the shm-full fault says")
+    shm.add_argument("action", choices=("sync",))
+    shm.add_argument("--state", dest="state_sub")
     return parser
 
 
 COMMANDS = {"init": cmd_init, "install": cmd_install, "fault": cmd_fault, "state": cmd_state, "calls": cmd_calls,
-            "train": cmd_train, "allreduce": cmd_allreduce, "busbw": cmd_busbw}
+            "train": cmd_train, "allreduce": cmd_allreduce, "busbw": cmd_busbw, "shm": cmd_shm}
 
 
 def run(argv):

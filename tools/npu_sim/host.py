@@ -532,3 +532,217 @@ def write_host_files(st, prefix):
         _write_in_place(target, "\n".join(HOST_RENDERERS[name](st)) + "\n")
         written.append(target)
     return written
+
+
+# ---------------------------------------------------------------------------------------------
+# The IO side of the node (stage 8): vmstat and iostat in the layouts of tests/fixtures/captures/vmstat.txt
+# (procps-ng 4.0.2) and iostat_-c.txt (sysstat, C locale), with the CPU time waiting for IO from the state
+# (host.iowait_pct) or an ``iowait`` fault, and the node's own /dev/shm (a tmpfs of host.shm_size_mb MB that
+# podctl mounts in the node's mount namespace; the ``shm-full`` fault fills it with a real file).
+
+IO_DEFAULTS = {"iowait_pct": 0.3, "shm_size_mb": 1024}
+IOWAIT_FAULT_DEFAULT = 20.0
+SHM_FULL_DEFAULT = 100.0
+SHM_FILL_NAME = "npu-sim-shm-full"
+SHM_PID_FILE = "namespace.pid"   # beside state.json: the PID of a process in the node's mount namespace (podctl)
+VMSTAT_HEADER = ("procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----",
+                 " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st")
+VMSTAT_ROW = "%2d %2d %6d %6d %6d %6d %4d %4d %5d %5d %4d %4d %2d %2d %2d %2d %2d"
+IOSTAT_CPU_HEADER = "avg-cpu:  %user   %nice %system %iowait  %steal   %idle"
+VMSTAT_USAGE = "Usage:\n vmstat [options] [delay [count]]"
+IOSTAT_USAGE = "Usage: iostat [ options ] [ <interval> [ <count> ] ]"
+
+
+def io_settings(st):
+    """iowait_pct and shm_size_mb of the ``host`` section, with their defaults."""
+    host = st_mod.host_settings(st)
+    return dict((key, host.get(key, default) if host.get(key) is not None else default) for key, default in IO_DEFAULTS.items())
+
+
+def iowait_pct(st):
+    """The modelled CPU time waiting for IO, percent: an ``iowait`` fault wins over host.iowait_pct."""
+    value = float(io_settings(st)["iowait_pct"])
+    for fault in st_mod.faults_for(st, "iowait"):
+        value = max(value, float(fault.get("value") or IOWAIT_FAULT_DEFAULT))
+    return min(100.0, max(0.0, value))
+
+
+def _io_rng(st, when, index):
+    import random
+    return random.Random("%s:%d:%d" % (st.get("hostname"), int(when), index))
+
+
+def cpu_split(st, when, index, since_boot=False):
+    """(us, sy, wa, idle, nice, steal) percentages of one sample; the since-boot sample is calmer."""
+    rng = _io_rng(st, when, index)
+    wait = iowait_pct(st)
+    if since_boot:
+        return 1.8, 0.9, round(wait * 0.8, 2), round(100.0 - 2.7 - wait * 0.8, 2), 0.01, 0.0
+    user = round(2.5 + rng.uniform(-0.5, 0.5), 2)
+    system = round(1.0 + rng.uniform(-0.2, 0.2), 2)
+    wa = round(max(0.0, wait * (1.0 + rng.uniform(-0.1, 0.1))), 2)
+    idle = round(max(0.0, 100.0 - user - system - wa), 2)
+    return user, system, wa, idle, 0.0, 0.0
+
+
+def _interval_args(words, usage):
+    """[delay [count]] as vmstat/iostat take them -> (delay, count) or a message."""
+    numbers = []
+    for word in words:
+        if not word.isdigit():
+            return None, usage
+        numbers.append(int(word))
+    if len(numbers) > 2:
+        return None, usage
+    if numbers and numbers[0] < 1:
+        return None, usage
+    delay = numbers[0] if numbers else None
+    count = numbers[1] if len(numbers) > 1 else (None if delay else 1)
+    if count is None:
+        return None, "npu-sim: %s without COUNT would never end; give a count" % usage.split()[1]
+    return (delay or 0, count), None
+
+
+def _pause(st, delay):
+    """Sleep between samples like the real tools, except under a pinned clock (tests)."""
+    if delay and st.get("settings", {}).get("clock") is None:
+        import time
+        time.sleep(delay)
+
+
+def vmstat(argv, path):
+    """``vmstat [delay [count]]``: procps-ng 4.0.2 layout; the first row is the average since boot."""
+    res = Result()
+    words = list(argv)
+    if any(word.startswith("-") for word in words):
+        res.e("vmstat: option not simulated (supported: vmstat [delay [count]])")
+        res.e(VMSTAT_USAGE)
+        return res.fail(1)
+    parsed, problem = _interval_args(words, VMSTAT_USAGE)
+    if problem:
+        res.e(problem)
+        return res.fail(1)
+    delay, count = parsed
+    st = st_mod.load(path)
+    mem = dict(meminfo_values(st))
+    cpus = _cpus(st)
+    for line in VMSTAT_HEADER:
+        res.o(line)
+    start = st_mod.now(st)
+    for index in range(count):
+        if index:
+            _pause(st, delay)
+        when = start + index * delay
+        user, system, wa, idle, _nice, _steal = cpu_split(st, when, index, since_boot=index == 0)
+        rng = _io_rng(st, when, index + 1000)
+        wait = iowait_pct(st)
+        blocked = int(round(cpus * wait / 100.0 / 4.0))
+        wa_i, us_i, sy_i = int(round(wa)), int(round(user)), int(round(system))
+        id_i = max(0, 100 - us_i - sy_i - wa_i)
+        res.o(VMSTAT_ROW % (1 + rng.randint(0, 2), blocked, 0, mem["MemFree"], mem["Buffers"], mem["Cached"] + mem["SReclaimable"],
+                            0, 0, int(40 + wait * 900 + rng.randint(0, 20)), int(120 + rng.randint(0, 60)),
+                            int(2400 + rng.randint(0, 400)), int(3900 + rng.randint(0, 600)), us_i, sy_i, id_i, wa_i, 0))
+    return res
+
+
+def iostat(argv, path):
+    """``iostat -c [-y] [interval [count]]``: sysstat layout in the C locale (date %m/%d/%y), CPU report only."""
+    res = Result()
+    words = list(argv)
+    skip_first = False
+    rest = []
+    cpu_only = False
+    for word in words:
+        if word == "-c":
+            cpu_only = True
+        elif word == "-y":
+            skip_first = True
+        elif word.startswith("-"):
+            res.e(IOSTAT_USAGE)
+            return res.fail(1)
+        else:
+            rest.append(word)
+    if not cpu_only:
+        res.e("npu-sim: only the CPU report of iostat is simulated; run iostat -c")
+        return res.fail(1)
+    parsed, problem = _interval_args(rest, IOSTAT_USAGE)
+    if problem:
+        res.e(problem)
+        return res.fail(1)
+    delay, count = parsed
+    st = st_mod.load(path)
+    import time
+    start = st_mod.now(st)
+    date = time.strftime("%m/%d/%y", time.localtime(start))
+    res.o("%s %s (%s) \t%s \t_%s_\t(%d CPU)" % (os.uname().sysname, os.uname().release, st.get("hostname"), date,
+                                                st.get("arch", "aarch64"), _cpus(st)))
+    res.o()
+    reports = list(range(1, count + 1)) if skip_first else list(range(count))
+    for number, index in enumerate(reports):
+        if number or skip_first:
+            _pause(st, delay)
+        when = start + index * delay
+        user, system, wa, idle, nice, steal = cpu_split(st, when, index, since_boot=index == 0)
+        res.o(IOSTAT_CPU_HEADER)
+        res.o("       " + "".join("%8.2f" % value for value in (user, nice, system, wa, steal, idle)))
+        res.o()
+        if number < len(reports) - 1:
+            res.o()
+            res.o()
+    return res
+
+
+def shm_fill_pct(st):
+    """Percent of /dev/shm the ``shm-full`` fault fills (None without the fault)."""
+    found = None
+    for fault in st_mod.faults_for(st, "shm-full"):
+        found = float(fault.get("value") or SHM_FULL_DEFAULT)
+    return found
+
+
+def shm_dir_of_node(st, path):
+    """The node's /dev/shm as this process can reach it: /dev/shm inside the node (its hostname), else through
+    /proc/PID/root of the process recorded by podctl in ``namespace.pid`` beside the state; None when neither."""
+    if os.uname().nodename == st.get("hostname"):
+        return "/dev/shm"
+    pid_file = os.path.join(os.path.dirname(os.path.abspath(path)), SHM_PID_FILE)
+    try:
+        with open(pid_file, encoding="utf-8") as handle:
+            pid = int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+    target = "/proc/%d/root/dev/shm" % pid
+    return target if os.path.isdir(target) else None
+
+
+def sync_shm(st, path):
+    """Make the node's /dev/shm show the ``shm-full`` fault: a fill file up to the fault's percentage, or none.
+
+    Only a tmpfs of exactly host.shm_size_mb MB is ever touched (never the host's /dev/shm). Returns a sentence."""
+    target = shm_dir_of_node(st, path)
+    if target is None:
+        return "node /dev/shm not reachable from here (the node is not running); the fault is applied when it starts"
+    size_mb = int(io_settings(st)["shm_size_mb"])
+    stat = os.statvfs(target)
+    if stat.f_blocks * stat.f_frsize != size_mb * 1024 * 1024:
+        return "%s is not the node's tmpfs of %d MB; left alone" % (target, size_mb)
+    fill = os.path.join(target, SHM_FILL_NAME)
+    pct = shm_fill_pct(st)
+    if pct is None:
+        if os.path.exists(fill):
+            os.unlink(fill)
+        return "%s: fill file removed" % target
+    current = os.path.getsize(fill) if os.path.exists(fill) else 0
+    used_by_others = (stat.f_blocks - stat.f_bfree) * stat.f_frsize - current
+    want = max(0, int(size_mb * 1024 * 1024 * pct / 100.0) - used_by_others)
+    chunk = b"\0" * (1024 * 1024)
+    try:
+        with open(fill, "wb") as handle:
+            written = 0
+            while written < want:
+                step = min(len(chunk), want - written)
+                handle.write(chunk[:step])
+                written += step
+    except OSError:
+        pass   # ENOSPC: the tmpfs is full, which is the point
+    return "%s: filled to %s %%" % (target, ("%g" % pct))

@@ -3,6 +3,11 @@
 Up to eight ``hccn_tool`` processes may set different devices of one node at the same time,
 so every change is a read-modify-write under an exclusive lock (``transaction``); reads take
 a shared lock. The file is replaced atomically (write to a temporary file, then rename).
+
+A user other than root may read: a workload launched as a non-root user (the NUMA launcher of
+stage 6 runs ``npu-sim train`` that way) reads the state without the lock when it may not open
+the lock file for writing (the rename makes every read see a whole file), and its vendor-tool
+calls are not recorded when it may not write the call log (``calls_path`` names ``/dev/null``).
 """
 
 import contextlib
@@ -92,8 +97,19 @@ def state_path(explicit=None):
     return explicit or os.environ.get("NPU_SIM_STATE") or DEFAULT_STATE_PATH
 
 
-def calls_path(path):
-    return os.path.join(os.path.dirname(os.path.abspath(path)), "calls.jsonl")
+def calls_path(path, for_writing=True):
+    """The call log beside the state; ``/dev/null`` for a process that may not append to it (a non-root user)."""
+    log = os.path.join(os.path.dirname(os.path.abspath(path)), "calls.jsonl")
+    if for_writing and not _may_write(log):
+        return os.devnull
+    return log
+
+
+def _may_write(path):
+    if os.path.exists(path):
+        return os.access(path, os.W_OK)
+    directory = os.path.dirname(path)
+    return not os.path.isdir(directory) or os.access(directory, os.W_OK | os.X_OK)
 
 
 def counters_path(path):
@@ -107,7 +123,14 @@ def _locked(path, exclusive):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path))
-    fd = os.open(os.path.abspath(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(os.path.abspath(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except PermissionError:
+        if exclusive:
+            raise
+        # a non-root reader: the lock file is root's; an atomic rename never shows a partial file
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield

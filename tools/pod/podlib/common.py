@@ -36,7 +36,16 @@ SHIM_MOUNTS = (
     ("/usr/bin/cpupower", "files/sbin/cpupower"),
     ("/usr/bin/lspci", "files/sbin/lspci"),
     ("/usr/sbin/lspci", "files/sbin/lspci"),
+    ("/usr/bin/vmstat", "files/sbin/vmstat"),
+    ("/usr/bin/iostat", "files/sbin/iostat"),
 )
+# Each node's own /dev/shm: a tmpfs mounted in the node's mount namespace, of host.shm_size_mb MB of the node
+# state (default SHM_DEFAULT_MB); 'npu-sim shm sync' then applies a shm-full fault to it. The PID of the node's
+# sshd is written to SHM_PID_FILE beside the state so that npu-sim can reach that tmpfs from the host.
+SHM_MOUNT = "/dev/shm"
+SHM_OPTIONS = "rw,nosuid,nodev"
+SHM_DEFAULT_MB = 1024
+SHM_PID_FILE = "namespace.pid"
 # Kernel files a node sees replaced by files rendered from its state (npu-sim install and
 # 'npu-sim state set host.*' write them): bind mounts over procfs/sysfs files, inside the
 # node's mount namespace only. A write to one of them changes that file, nothing else.

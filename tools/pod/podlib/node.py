@@ -11,8 +11,8 @@ import socket
 import subprocess
 import time
 
-from .common import (DIR_MOUNTS, DOWN_TIMEOUT_S, HOST_FILE_MOUNTS, MARKER, POLL_S, SHIM_MOUNTS, SSH_PORT, SSHD, STATE_KEYS,
-                     UP_TIMEOUT_S, PodError)
+from .common import (DIR_MOUNTS, DOWN_TIMEOUT_S, HOST_FILE_MOUNTS, MARKER, POLL_S, SHIM_MOUNTS, SHM_DEFAULT_MB, SHM_MOUNT,
+                     SHM_OPTIONS, SHM_PID_FILE, SIM_DIR, SSH_PORT, SSHD, STATE_KEYS, UP_TIMEOUT_S, PodError)
 from .host import node_python, npu_sim, run
 from .pod import node_index
 from .procs import all_pids, host_namespaces, node_pid_ok, ns_belongs_to_node, proc_ns, proc_start_time, read_text
@@ -95,8 +95,31 @@ def node_script(pod, name):
         if os.path.isfile(target) and os.path.isfile(shim) and real not in mounted:
             mounted.add(real)
             lines.append("mount --bind %s %s" % (shlex.quote(shim), shlex.quote(target)))
+    if os.path.isdir(SHM_MOUNT):
+        # the node's own /dev/shm; a shm-full fault of the state is applied to it right away
+        lines.append("mount -t tmpfs -o %s,size=%dm tmpfs %s" % (SHM_OPTIONS, shm_size_mb(pod.state_file(name)), SHM_MOUNT))
+        lines.append("PYTHONPATH=%s %s -m npu_sim npu-sim shm sync --state %s >/dev/null 2>&1 || true" % (
+            shlex.quote(SIM_DIR), shlex.quote(node_python()), shlex.quote(pod.state_file(name))))
     lines.append("exec %s -D -e -f %s" % (shlex.quote(SSHD), shlex.quote(pod.sshd_config(name))))
     return "\n".join(lines)
+
+
+def shm_size_mb(state):
+    """host.shm_size_mb of the node state (MB of its /dev/shm), SHM_DEFAULT_MB when unset or unreadable."""
+    try:
+        with open(state, encoding="utf-8") as fh:
+            value = (json.load(fh).get("host") or {}).get("shm_size_mb")
+    except (OSError, ValueError):
+        return SHM_DEFAULT_MB
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else SHM_DEFAULT_MB
+
+
+def write_namespace_pid(pod, name, pid):
+    """Record a PID of the node's mount namespace beside its state (npu-sim reaches the node's /dev/shm through it)."""
+    target = os.path.join(os.path.dirname(pod.state_file(name)), SHM_PID_FILE)
+    with open(target + ".tmp", "w") as fh:
+        fh.write("%d\n" % pid)
+    os.replace(target + ".tmp", target)
 
 
 def start_node(pod, name):
@@ -211,6 +234,7 @@ def ensure_nodes(pod, record, wanted, settings):
         proc, info = start_node(pod, name)
         started[name] = proc
         record["nodes"][name] = info
+        write_namespace_pid(pod, name, proc.pid)
     pod.save(record)
     wait_listening(pod, started, UP_TIMEOUT_S)
     for name in to_start:

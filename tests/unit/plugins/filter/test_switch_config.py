@@ -509,8 +509,8 @@ def test_intent_problems_refuse_unknown_keys():
 
 @pytest.mark.parametrize('switches, family, expected', [
     ({'leaf-01': 'sonic'}, None, "npuops_switches['leaf-01'] 'sonic' is not a dict of family, frame_size, headroom_mb, slot"),
-    ({'leaf-01': {'family': 'juniper'}}, None, "npuops_switches['leaf-01'].family 'juniper' is not a switch family: the "
-                                                "families are huawei_ce_a, huawei_ce_b, sonic, cumulus"),
+    ({'leaf-01': {'family': 'juniper'}}, None,
+     "npuops_switches['leaf-01'].family 'juniper' is not a switch family: the families are huawei_ce_a, huawei_ce_b, sonic, cumulus"),
     ({'leaf-01': {'famliy': 'sonic'}}, None, "npuops_switches['leaf-01'] has the unknown key(s) famliy"),
     (['leaf-01'], None, "npuops_switches ['leaf-01'] is not a dict of switch name"),
     ({}, 'cisco', "npuops_switch_family 'cisco' is not a switch family"),

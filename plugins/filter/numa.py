@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of stage 6 (role numa_bind): the settings check, the NPU binding map, the findings and the AI Core statistics.
+
+The documentation of each filter is in the .yml file of the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.filter.findings import FAIL, WARN, finding
+
+GOVERNORS = ('performance', 'powersave', 'ondemand', 'schedutil', 'conservative', 'userspace')
+METHODS = ('numactl', 'taskset')
+THP_MODES = ('always', 'madvise', 'never')
+SEVERITIES = (FAIL, WARN, 'ignore')
+# vm.swappiness: 0-200 since Linux 5.8 (0-100 before)
+SWAPPINESS_MAX = 200
+SAMPLE_SECONDS_MAX = 3600
+# the user name rules of useradd (NAME_REGEX of Debian, the shadow-utils default elsewhere)
+_NAME_FIRST = 'abcdefghijklmnopqrstuvwxyz_'
+_NAME_REST = _NAME_FIRST + '0123456789-.'
+
+
+def _whole(value):
+    """An integer from an int or a string of digits; None otherwise (booleans and fractions are not whole numbers)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip('-').isdigit():
+        return int(value.strip())
+    return None
+
+
+def _absolute(name, value, problems):
+    if not isinstance(value, str) or not value.startswith('/') or value.endswith('/'):
+        problems.append('%s %r is not an absolute file path' % (name, value))
+
+
+def numa_bind_problems(settings):
+    """Every problem of the stage 6 settings, as sentences; empty when they are usable."""
+    if not isinstance(settings, Mapping):
+        raise AnsibleFilterError('numa_bind_problems expects a dict of settings, got %s' % type(settings).__name__)
+    problems = []
+    governor = settings.get('governor')
+    if governor not in GOVERNORS:
+        problems.append('numa_bind_governor %r is not a cpufreq governor: use one of %s' % (governor, ', '.join(GOVERNORS)))
+    method = settings.get('method')
+    if method not in METHODS:
+        problems.append('numa_bind_method %r is not a binding method: use numactl (CPUs and memory of the NPU\'s NUMA '
+                        'node, numactl -N/-m) or taskset (the NPU\'s affinity CPUs only)' % (method,))
+    user = settings.get('run_user')
+    if not isinstance(user, str) or not user:
+        problems.append('numa_bind_run_user %r is not a user name' % (user,))
+    elif user == 'root' or user == '0':
+        problems.append('numa_bind_run_user %r: the workload must run as a non-root user; choose another user '
+                        '(default npuops)' % user)
+    elif user[0] not in _NAME_FIRST or any(char not in _NAME_REST for char in user) or len(user) > 32:
+        problems.append('numa_bind_run_user %r is not a valid user name (lower case letters, digits, _, - and ., '
+                        'starting with a letter or _, at most 32 characters)' % user)
+    npus = _whole(settings.get('npus_per_node'))
+    if npus is None or not 1 <= npus <= 64:
+        problems.append('npuops_npus_per_node %r is not a number of NPUs from 1 to 64' % (settings.get('npus_per_node'),))
+    swappiness = _whole(settings.get('max_swappiness'))
+    if swappiness is None or not 0 <= swappiness <= SWAPPINESS_MAX:
+        problems.append('numa_bind_max_swappiness %r is outside 0-%d (the kernel\'s range of vm.swappiness)'
+                        % (settings.get('max_swappiness'), SWAPPINESS_MAX))
+    thp = settings.get('thp_mode')
+    if thp not in THP_MODES + ('any',):
+        problems.append('numa_bind_thp_mode %r is not a transparent hugepage mode: use always, madvise, never, or any '
+                        'to skip the check' % (thp,))
+    severity = settings.get('host_severity')
+    if severity not in SEVERITIES:
+        problems.append('numa_bind_host_severity %r must be one of warn, fail, ignore' % (severity,))
+    seconds = _whole(settings.get('aicore_sample_seconds'))
+    if seconds is None or not 0 <= seconds <= SAMPLE_SECONDS_MAX:
+        problems.append('numa_bind_aicore_sample_seconds %r is outside 0-%d (0 turns the sampling off)'
+                        % (settings.get('aicore_sample_seconds'), SAMPLE_SECONDS_MAX))
+    _absolute('numa_bind_map_path', settings.get('map_path'), problems)
+    _absolute('numa_bind_launcher_path', settings.get('launcher_path'), problems)
+    _absolute('numa_bind_launcher_python', settings.get('launcher_python'), problems)
+    return problems
+
+
+def _compact(cpus):
+    cpus = sorted(set(cpus))
+    parts = []
+    start = prev = None
+    for cpu in cpus:
+        if prev is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
+        start = prev = cpu
+    if start is not None:
+        parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
+    return ','.join(parts)
+
+
+def numa_bind_map(numa, npus_per_node):
+    """The binding of NPUs 0..npus_per_node-1 from a numa_info result: [{npu, numa_node, cpus}] for each known NPU."""
+    if not isinstance(numa, Mapping):
+        raise AnsibleFilterError('numa_bind_map expects the result of npuops.ascend.numa_info, got %s' % type(numa).__name__)
+    count = _whole(npus_per_node)
+    if count is None or count < 1:
+        raise AnsibleFilterError('numa_bind_map: npus_per_node %r is not a number of NPUs above 0' % (npus_per_node,))
+    per_npu = numa.get('npu') or numa.get('devices') or {}
+    result = []
+    for npu in range(count):
+        entry = per_npu.get(str(npu)) or per_npu.get(npu) or {}
+        cpus = [int(cpu) for cpu in entry.get('cpus') or []]
+        if entry.get('numa_node') is None or not cpus:
+            continue
+        result.append({'npu': npu, 'numa_node': int(entry['numa_node']), 'cpus': _compact(cpus)})
+    return result
+
+
+def _governors(result):
+    """The set of governors after the cpu_governor task (the prediction in check mode); None when it did not run."""
+    if not isinstance(result, Mapping) or result.get('skipped') or 'after' not in result:
+        return None
+    return sorted(set((result.get('after') or {}).values()))
+
+
+def numa_bind_findings(binding, host, context):
+    """Findings of one node: the map covers every NPU, the governor, swappiness and THP, the launcher check."""
+    if not isinstance(context, Mapping):
+        raise AnsibleFilterError('numa_bind_findings expects a dict as its context, got %s' % type(context).__name__)
+    binding = binding or []
+    found = []
+    count = _whole(context.get('npus_per_node')) or 0
+    numa = context.get('numa') or {}
+    have = dict((entry['npu'], entry) for entry in binding)
+    if isinstance(numa, Mapping) and numa.get('failed'):
+        found.append(finding(host, None, 'numa_map', None, 'the NUMA layout',
+                             'the NUMA layout could not be read, so no NPU is bound: %s' % numa.get('msg', 'numa_info failed')))
+    else:
+        per_npu = (numa.get('npu') or {}) if isinstance(numa, Mapping) else {}
+        for npu in range(count):
+            if npu in have:
+                continue
+            affinity = (per_npu.get(str(npu)) or {}).get('cpu_affinity')
+            why = ('npu-smi info -t topo shows CPU affinity %r, which is on no NUMA node of numactl -H' % affinity
+                   if affinity else 'npu-smi info -t topo lists no CPU affinity for it')
+            found.append(finding(host, npu, 'numa_map', None, 'a NUMA node and CPUs',
+                                 'not in the binding map (%s); ranks on this NPU would run unbound. Check npu-smi and '
+                                 'the driver' % why))
+    if context.get('governor_enabled', True):
+        want = context.get('governor')
+        seen = _governors(context.get('governor_result'))
+        result = context.get('governor_result') or {}
+        if isinstance(result, Mapping) and result.get('failed'):
+            found.append(finding(host, None, 'governor', None, want,
+                                 'the CPU governor could not be set to %s: %s' % (want, result.get('msg'))))
+        elif seen is not None and seen != [want]:
+            found.append(finding(host, None, 'governor', ','.join(seen), want,
+                                 'CPU governor is %s, not %s' % (', '.join(seen), want)))
+    severity = context.get('host_severity', WARN)
+    host_info = context.get('host_info') or {}
+    if severity != 'ignore' and isinstance(host_info, Mapping) and not host_info.get('skipped'):
+        limit = _whole(context.get('max_swappiness'))
+        swappiness = host_info.get('swappiness')
+        if swappiness is None:
+            found.append(finding(host, None, 'swappiness', None, '<= %s' % limit,
+                                 '/proc/sys/vm/swappiness could not be read', WARN))
+        elif limit is not None and int(swappiness) > limit:
+            found.append(finding(host, None, 'swappiness', swappiness, '<= %d' % limit,
+                                 'vm.swappiness is %s, above %d: the kernel may swap out host memory of the training '
+                                 'processes; set it with sysctl (vm.swappiness=%d)' % (swappiness, limit, limit), severity))
+        want_thp = context.get('thp_mode', 'never')
+        thp = host_info.get('transparent_hugepage')
+        if want_thp != 'any' and thp != want_thp:
+            found.append(finding(host, None, 'transparent_hugepage', thp, want_thp,
+                                 'transparent hugepages are %s, not %s (/sys/kernel/mm/transparent_hugepage/enabled)'
+                                 % (thp if thp else 'unknown', want_thp), severity))
+    check = context.get('launcher_check') or {}
+    if isinstance(check, Mapping) and 'rc' in check and not check.get('skipped'):
+        user = context.get('run_user')
+        out = (check.get('stdout') or '').strip()
+        if check.get('rc') != 0 or out != user:
+            found.append(finding(host, None, 'launcher', out or None, user,
+                                 '%s did not run a test command as %s (rc=%s): %s' % (
+                                     context.get('launcher_path'), user, check.get('rc'),
+                                     (check.get('stderr') or out or 'no output').strip())))
+    return found
+
+
+def _values(sample):
+    """{npu: aicore %} of one npu_info result with usages."""
+    out = {}
+    for key, device in ((sample or {}).get('devices') or {}).items():
+        chips = ((device or {}).get('usages') or {}).get('chips') or []
+        values = [chip.get('aicore_usage_pct') for chip in chips if isinstance(chip.get('aicore_usage_pct'), (int, float))]
+        if values:
+            out[int(key)] = sum(values) / float(len(values))
+    return out
+
+
+def aicore_stats(samples):
+    """Mean and (population) variance of the AI Core usage per NPU over npu_info samples: {npu: {mean, variance, samples}}."""
+    if isinstance(samples, Mapping):
+        samples = samples.get('results') or []
+    series = {}
+    for sample in samples or []:
+        if not isinstance(sample, Mapping) or sample.get('failed') or sample.get('skipped'):
+            continue
+        for npu, value in _values(sample).items():
+            series.setdefault(npu, []).append(value)
+    stats = {}
+    for npu in sorted(series):
+        values = series[npu]
+        mean = sum(values) / len(values)
+        variance = sum((value - mean) ** 2 for value in values) / len(values)
+        stats[npu] = {'mean': round(mean, 2), 'variance': round(variance, 2), 'samples': len(values)}
+    return stats
+
+
+class FilterModule:
+    """npuops.ascend NUMA binding filters (stage 6)."""
+
+    def filters(self):
+        return {
+            'numa_bind_problems': numa_bind_problems,
+            'numa_bind_map': numa_bind_map,
+            'numa_bind_findings': numa_bind_findings,
+            'aicore_stats': aicore_stats,
+        }

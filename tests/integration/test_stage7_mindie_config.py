@@ -1,0 +1,149 @@
+"""Stage 7 on the simulated PoD: MindIE config.json converge, idempotence, check mode, a refused setting, and the
+vLLM-Ascend launch files."""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+from conftest import NODES, REPO
+
+PLAYBOOK = "../tests/integration/playbooks/stage7.yml"
+DEFAULT = os.path.join(REPO, "tests", "unit", "fixtures", "mindie", "config_default.json")
+CONF = os.path.join("files", "Ascend", "mindie", "latest", "mindie-service", "conf", "config.json")
+SETTINGS = {"maxBatchSize": 64, "maxPrefillTokens": 16384, "maxInputTokenLen": 8192, "maxSeqLen": 16384,
+            "worldSize": 8, "npuDeviceIds": [[0, 1, 2, 3, 4, 5, 6, 7]], "httpsEnabled": False}
+
+
+def conf_path(pod, node):
+    return os.path.join(pod.node_dir(node), CONF)
+
+
+@pytest.fixture(scope="module")
+def mindie(pod):
+    """The default config.json on every node (only where it is missing)."""
+    for node in NODES:
+        path = conf_path(pod, node)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            shutil.copyfile(DEFAULT, path)
+            os.chmod(path, 0o640)
+    return pod
+
+
+def digests(pod):
+    out = {}
+    for node in NODES:
+        with open(conf_path(pod, node), "rb") as handle:
+            out[node] = hashlib.sha256(handle.read()).hexdigest()
+    return out
+
+
+def test_converge_check_mode_and_idempotence(mindie):
+    pod = mindie
+    before = digests(pod)
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS}, ["--check", "--diff"])
+    assert rc == 0, out[-4000:]
+    assert '"maxBatchSize": 64' in out
+    assert digests(pod) == before
+
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
+    assert rc == 0, out[-4000:]
+    assert "TASK [npuops.ascend.gate : Check the gate on every node of the PoD" in out
+    reports = [os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
+               if root.endswith("stage7-mindie_config")]
+    assert any(path.endswith("mindie_config.md") for path in reports), reports
+    for node in NODES:
+        with open(conf_path(pod, node)) as handle:
+            doc = json.load(handle)
+        assert doc["BackendConfig"]["ScheduleConfig"]["maxBatchSize"] == 64
+        assert doc["BackendConfig"]["ModelDeployConfig"]["maxInputTokenLen"] == 8192
+        assert doc["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"] == 8
+        assert doc["BackendConfig"]["npuDeviceIds"] == [[0, 1, 2, 3, 4, 5, 6, 7]]
+        assert doc["ServerConfig"]["httpsEnabled"] is False
+        assert doc["ServerConfig"]["tlsCaFile"] == ["ca.pem"]          # untouched keys are kept
+        assert os.stat(conf_path(pod, node)).st_mode & 0o777 == 0o640
+    written = digests(pod)
+    assert written != before
+
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
+    assert rc == 0, out[-4000:]
+    assert "changed=0" in out and "changed=1" not in out and "changed=2" not in out, out[-3000:]
+    assert digests(pod) == written
+
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": dict(SETTINGS, maxBatchSize=100)}, ["--check"])
+    assert rc == 0, out[-4000:]
+    assert digests(pod) == written
+
+
+def test_a_setting_against_the_file_stops_at_the_gate_and_writes_nothing(mindie):
+    pod = mindie
+    before = digests(pod)
+    # maxPrefillTokens stays 16384 (or 8192) in the file: 32768 breaks maxPrefillTokens >= maxInputTokenLen
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": {"maxInputTokenLen": 32768}})
+    assert rc != 0, out[-4000:]
+    assert "is less than maxInputTokenLen 32768 (maxPrefillTokens from the file): MindIE needs maxPrefillTokens >= " \
+           "maxInputTokenLen" in out
+    assert "Stage 7" in out
+    assert digests(pod) == before
+
+
+def test_a_bad_setting_stops_before_any_connection(mindie):
+    pod = mindie
+    before = digests(pod)
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": {"maxPreemptCount": 300, "maxBatchSize": 200,
+                                                                 "cpuMemSize": 5}})
+    assert rc != 0, out[-4000:]
+    assert "so nothing was written on any node: node01: maxPreemptCount 300 is more than maxBatchSize 200: MindIE " \
+           "needs maxPreemptCount <= maxBatchSize" in out
+    assert digests(pod) == before
+
+
+def test_vllm_engine_writes_its_launch_and_refuses_device_npu(mindie):
+    pod = mindie
+    before = digests(pod)
+    # /var/lib/npuops is per node in the simulated PoD (/etc is the host's)
+    vllm = {"mindie_config_engine": "vllm", "mindie_config_service": "qwen", "mindie_config_vllm_dir": "/var/lib/npuops/vllm",
+            "mindie_config_vllm_model": "/data/weights/qwen2.5-7b",
+            "mindie_config_vllm_args": {"tensor-parallel-size": 8, "max-model-len": 32768},
+            "mindie_config_vllm_env": {"TASK_QUEUE_ENABLE": 1}}
+    files = dict((node, os.path.join(pod.node_dir(node), "npuops", "vllm")) for node in NODES)
+
+    rc, out = pod.playbook(PLAYBOOK, dict(vllm, mindie_config_vllm_args={"device": "npu"}))
+    assert rc != 0, out[-4000:]
+    assert "node01: mindie_config_vllm_args device: --device is gone from vLLM: deprecated in vLLM PR #18399" in out
+    assert not any(os.path.exists(path) for path in files.values())
+
+    rc, out = pod.playbook(PLAYBOOK, dict(vllm, mindie_config_settings={"maxBatchSize": 64}))
+    assert rc != 0, out[-4000:]
+    assert "service qwen is configured for both engines" in out
+    assert not any(os.path.exists(path) for path in files.values())
+
+    rc, out = pod.playbook(PLAYBOOK, vllm)
+    assert rc == 0, out[-4000:]
+    for node in NODES:
+        script = pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.sh")
+        assert script.rstrip().endswith(
+            "exec vllm serve /data/weights/qwen2.5-7b --tensor-parallel-size 8 --max-model-len 32768 \"$@\"")
+        assert ". /var/lib/npuops/vllm/vllm-qwen.env" in script
+        assert "--device" not in script
+        assert pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.env").splitlines()[1] == "TASK_QUEUE_ENABLE=1"
+        assert pod.node(node, "stat", "-c", "%a", "/var/lib/npuops/vllm/vllm-qwen.env").strip() == "640"
+    rc, out = pod.playbook(PLAYBOOK, vllm)
+    assert rc == 0 and "changed=0" in out and "changed=1" not in out, out[-3000:]
+    assert digests(pod) == before
+
+
+def test_auto_npu_mem_size_from_the_free_hbm_dry_run(mindie):
+    pod = mindie
+    before = digests(pod)
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": {"maxBatchSize": 100}, "mindie_config_npu_mem_size": "auto",
+                                      "mindie_config_weights_gb": 10}, ["--check", "--diff"])
+    assert rc == 0, out[-4000:]
+    sizes = re.findall(r'^\+\s+"npuMemSize": (\d+),$', out, re.M)
+    # 64 GB NPUs of the simulator, weights 10 GB, reserve 4 GB: a positive size per node
+    assert len(sizes) == 2 and all(int(size) > 0 for size in sizes), out[-4000:]
+    assert digests(pod) == before

@@ -1,0 +1,155 @@
+"""Stage 6 filters: the settings check, the binding map, the findings and the AI Core statistics."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.filter.numa import (
+    FilterModule,
+    aicore_stats,
+    numa_bind_findings,
+    numa_bind_map,
+    numa_bind_problems,
+)
+
+SETTINGS = {'governor': 'performance', 'method': 'numactl', 'run_user': 'npuops', 'npus_per_node': '8',
+            'max_swappiness': '10', 'thp_mode': 'never', 'host_severity': 'warn', 'aicore_sample_seconds': '0',
+            'map_path': '/etc/npuops/numa-bind.json', 'launcher_path': '/usr/local/bin/npu-bind',
+            'launcher_python': '/usr/bin/python3'}
+AFFINITY = {0: (6, 144), 1: (6, 144), 2: (4, 96), 3: (4, 96), 4: (0, 0), 5: (0, 0), 6: (2, 48), 7: (2, 48)}
+NUMA = {'npu': dict((str(npu), {'numa_node': node, 'cpus': list(range(first, first + 24)),
+                                'cpu_affinity': '%d-%d' % (first, first + 23)})
+                    for npu, (node, first) in AFFINITY.items())}
+MAP = numa_bind_map(NUMA, 8)
+GOVERNOR = {'changed': True, 'before': {'0': 'ondemand'}, 'after': {'0': 'performance', '1': 'performance'}}
+HOST = {'swappiness': 10, 'transparent_hugepage': 'never'}
+
+
+def context(**changes):
+    ctx = {'npus_per_node': 8, 'numa': NUMA, 'governor_enabled': True, 'governor': 'performance',
+           'governor_result': GOVERNOR, 'host_info': HOST, 'host_severity': 'warn', 'max_swappiness': 10,
+           'thp_mode': 'never', 'launcher_check': {'rc': 0, 'stdout': 'npuops\n', 'stderr': ''}, 'run_user': 'npuops',
+           'launcher_path': '/usr/local/bin/npu-bind'}
+    ctx.update(changes)
+    return ctx
+
+
+def test_filters_are_registered():
+    assert sorted(FilterModule().filters()) == ['aicore_stats', 'numa_bind_findings', 'numa_bind_map',
+                                                'numa_bind_problems']
+
+
+def test_good_settings_have_no_problem():
+    assert numa_bind_problems(SETTINGS) == []
+    assert numa_bind_problems(dict(SETTINGS, method='taskset', thp_mode='any', host_severity='ignore')) == []
+
+
+@pytest.mark.parametrize('change, problem', [
+    ({'governor': 'turbo'}, "numa_bind_governor 'turbo' is not a cpufreq governor: use one of performance, powersave, "
+                            "ondemand, schedutil, conservative, userspace"),
+    ({'method': 'bogus'}, "numa_bind_method 'bogus' is not a binding method: use numactl (CPUs and memory of the NPU's "
+                          "NUMA node, numactl -N/-m) or taskset (the NPU's affinity CPUs only)"),
+    ({'run_user': 'root'}, "numa_bind_run_user 'root': the workload must run as a non-root user; choose another user "
+                           "(default npuops)"),
+    ({'run_user': 'Bad User'}, "numa_bind_run_user 'Bad User' is not a valid user name (lower case letters, digits, _, - "
+                               "and ., starting with a letter or _, at most 32 characters)"),
+    ({'npus_per_node': 0}, 'npuops_npus_per_node 0 is not a number of NPUs from 1 to 64'),
+    ({'max_swappiness': '500'}, "numa_bind_max_swappiness '500' is outside 0-200 (the kernel's range of vm.swappiness)"),
+    ({'max_swappiness': True}, "numa_bind_max_swappiness True is outside 0-200 (the kernel's range of vm.swappiness)"),
+    ({'thp_mode': 'sometimes'}, "numa_bind_thp_mode 'sometimes' is not a transparent hugepage mode: use always, madvise, "
+                                "never, or any to skip the check"),
+    ({'host_severity': 'off'}, "numa_bind_host_severity 'off' must be one of warn, fail, ignore"),
+    ({'aicore_sample_seconds': -1}, 'numa_bind_aicore_sample_seconds -1 is outside 0-3600 (0 turns the sampling off)'),
+    ({'launcher_path': 'npu-bind'}, "numa_bind_launcher_path 'npu-bind' is not an absolute file path"),
+    ({'map_path': '/etc/npuops/'}, "numa_bind_map_path '/etc/npuops/' is not an absolute file path"),
+])
+def test_each_bad_setting_is_named_in_full(change, problem):
+    assert numa_bind_problems(dict(SETTINGS, **change)) == [problem]
+
+
+def test_problems_needs_a_dict():
+    with pytest.raises(AnsibleFilterError, match='expects a dict of settings, got list'):
+        numa_bind_problems([])
+
+
+def test_map_binds_every_npu_to_its_numa_node():
+    assert MAP[0] == {'npu': 0, 'numa_node': 6, 'cpus': '144-167'}
+    assert [(e['npu'], e['numa_node'], e['cpus']) for e in MAP][2:] == [
+        (2, 4, '96-119'), (3, 4, '96-119'), (4, 0, '0-23'), (5, 0, '0-23'), (6, 2, '48-71'), (7, 2, '48-71')]
+    assert numa_bind_map({'npu': {'0': {'numa_node': 1, 'cpus': [5, 3, 4, 9]}}}, 1) == [
+        {'npu': 0, 'numa_node': 1, 'cpus': '3-5,9'}]
+
+
+def test_map_leaves_out_npus_without_a_node_and_takes_only_the_first_n():
+    numa = {'npu': dict(NUMA['npu'], **{'3': {'numa_node': None, 'cpus': [], 'cpu_affinity': None}})}
+    assert [e['npu'] for e in numa_bind_map(numa, 8)] == [0, 1, 2, 4, 5, 6, 7]
+    assert [e['npu'] for e in numa_bind_map(NUMA, 2)] == [0, 1]
+
+
+@pytest.mark.parametrize('numa, count, text', [
+    ('x', 8, 'expects the result of npuops.ascend.numa_info, got str'),
+    (NUMA, 0, 'npus_per_node 0 is not a number of NPUs above 0'),
+])
+def test_map_errors(numa, count, text):
+    with pytest.raises(AnsibleFilterError, match=text):
+        numa_bind_map(numa, count)
+
+
+def test_a_tuned_node_has_no_finding():
+    assert numa_bind_findings(MAP, 'node01', context()) == []
+
+
+def test_a_missing_npu_and_a_wrong_governor_fail_naming_node_and_npu():
+    numa = {'npu': dict(NUMA['npu'], **{'3': {'numa_node': None, 'cpus': [], 'cpu_affinity': '900-901'}})}
+    found = numa_bind_findings([e for e in MAP if e['npu'] != 3], 'node02', context(
+        numa=numa, governor_result={'after': {'0': 'performance', '1': 'ondemand'}}))
+    assert [(f['device'], f['check'], f['severity'], f['msg']) for f in found] == [
+        (3, 'numa_map', 'fail', "node02 NPU 3: not in the binding map (npu-smi info -t topo shows CPU affinity "
+                                "'900-901', which is on no NUMA node of numactl -H); ranks on this NPU would run "
+                                "unbound. Check npu-smi and the driver"),
+        (None, 'governor', 'fail', 'node02: CPU governor is ondemand, performance, not performance')]
+
+
+def test_governor_not_checked_when_disabled_or_skipped():
+    assert numa_bind_findings(MAP, 'n', context(governor_enabled=False, governor_result={'after': {'0': 'ondemand'}})) == []
+    assert numa_bind_findings(MAP, 'n', context(governor_result={'skipped': True})) == []
+
+
+def test_failed_reads_and_tasks():
+    found = numa_bind_findings([], 'n', context(numa={'failed': True, 'msg': 'numactl: not found'},
+                                                governor_result={'failed': True, 'msg': 'cpupower: rc=1'}))
+    assert [f['msg'] for f in found] == [
+        'n: the NUMA layout could not be read, so no NPU is bound: numactl: not found',
+        'n: the CPU governor could not be set to performance: cpupower: rc=1']
+
+
+def test_swappiness_and_thp_are_warnings_by_default_or_fail_or_ignored():
+    host = {'swappiness': 60, 'transparent_hugepage': 'always'}
+    found = numa_bind_findings(MAP, 'node01', context(host_info=host))
+    assert [(f['check'], f['severity'], f['msg']) for f in found] == [
+        ('swappiness', 'warn', 'node01: vm.swappiness is 60, above 10: the kernel may swap out host memory of the '
+                               'training processes; set it with sysctl (vm.swappiness=10)'),
+        ('transparent_hugepage', 'warn', 'node01: transparent hugepages are always, not never '
+                                         '(/sys/kernel/mm/transparent_hugepage/enabled)')]
+    assert {f['severity'] for f in numa_bind_findings(MAP, 'n', context(host_info=host, host_severity='fail'))} == {'fail'}
+    assert numa_bind_findings(MAP, 'n', context(host_info=host, host_severity='ignore')) == []
+    assert numa_bind_findings(MAP, 'n', context(host_info=dict(host, swappiness=10), thp_mode='any')) == []
+
+
+def test_launcher_check_must_print_the_run_user():
+    found = numa_bind_findings(MAP, 'n', context(launcher_check={'rc': 1, 'stdout': '', 'stderr': 'npu-bind: boom\n'}))
+    assert [f['msg'] for f in found] == ['n: /usr/local/bin/npu-bind did not run a test command as npuops (rc=1): '
+                                         'npu-bind: boom']
+    assert numa_bind_findings(MAP, 'n', context(launcher_check={'skipped': True})) == []
+
+
+def _sample(values):
+    return {'devices': dict((str(npu), {'usages': {'chips': [{'chip': 0, 'aicore_usage_pct': value}]}})
+                            for npu, value in enumerate(values))}
+
+
+def test_aicore_stats_mean_and_variance_per_npu():
+    stats = aicore_stats({'results': [_sample([10, 0]), _sample([20, 0]), {'failed': True}, _sample([30, 3])]})
+    assert stats == {0: {'mean': 20.0, 'variance': 66.67, 'samples': 3}, 1: {'mean': 1.0, 'variance': 2.0, 'samples': 3}}
+    assert aicore_stats([]) == {}
