@@ -6,6 +6,9 @@ import json
 import os
 import re
 import shutil
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -147,3 +150,51 @@ def test_auto_npu_mem_size_from_the_free_hbm_dry_run(mindie):
     # 64 GB NPUs of the simulator, weights 10 GB, reserve 4 GB: a positive size per node
     assert len(sizes) == 2 and all(int(size) > 0 for size in sizes), out[-4000:]
     assert digests(pod) == before
+
+
+class _Service(BaseHTTPRequestHandler):
+    """A running OpenAI-compatible service on the host's loopback (the simulated nodes share its network): every
+    request streams max_tokens one-token chunks."""
+
+    calls = []
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_POST(self):  # noqa: N802 (the http.server API)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.calls.append((self.path, body["model"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for index in range(int(body["max_tokens"])):
+            time.sleep(0.005)
+            self.wfile.write(b"data: " + json.dumps({"choices": [{"text": "t%d" % index}]}).encode() + b"\n\n")
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+
+
+def test_load_sweep_against_a_running_service_is_reported(mindie):
+    pod = mindie
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Service)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = "http://127.0.0.1:%d" % server.server_address[1]
+        rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": dict(SETTINGS, modelName="qwen-sim"),
+                                          "mindie_config_bench_endpoint": endpoint, "mindie_config_bench_concurrency": [1, 4],
+                                          "mindie_config_bench_requests": 4, "mindie_config_bench_max_tokens": 5})
+    finally:
+        server.shutdown()
+    assert rc == 0, out[-4000:]
+    # each node swept its endpoint with the served model name of its settings: 2 levels x 4 requests
+    assert len(_Service.calls) == 2 * 4 * len(NODES) and set(_Service.calls) == {("/v1/completions", "qwen-sim")}
+    reports = sorted(os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
+                     if name == "mindie_config.md")
+    with open(max(reports, key=os.path.getmtime)) as handle:
+        text = handle.read()
+    assert "## Load sweep" in text
+    rows = [line for line in text.splitlines() if re.match(r"^\| node0[12] \| [14] \| 4 / 0 \|", line)]
+    assert len(rows) == 2 * len(NODES), text
+
+    rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
+    assert rc == 0 and "Load sweep skipped: mindie_config_bench_endpoint is not set" in out, out[-3000:]
