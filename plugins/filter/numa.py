@@ -123,6 +123,13 @@ def numa_bind_map(numa, npus_per_node):
     return result
 
 
+def numa_read_failed(numa):
+    """True when a numa_info result (registered with failed_when: false, which resets 'failed') did not read the layout."""
+    if not isinstance(numa, Mapping) or numa.get('skipped'):
+        return False
+    return bool(numa.get('failed')) or 'npu' not in numa
+
+
 def _governors(result):
     """The set of governors after the cpu_governor task (the prediction in check mode); None when it did not run."""
     if not isinstance(result, Mapping) or result.get('skipped') or 'after' not in result:
@@ -139,9 +146,10 @@ def numa_bind_findings(binding, host, context):
     count = _whole(context.get('npus_per_node')) or 0
     numa = context.get('numa') or {}
     have = dict((entry['npu'], entry) for entry in binding)
-    if isinstance(numa, Mapping) and numa.get('failed'):
+    if numa_read_failed(numa):
         found.append(finding(host, None, 'numa_map', None, 'the NUMA layout',
-                             'the NUMA layout could not be read, so no NPU is bound: %s' % numa.get('msg', 'numa_info failed')))
+                             'the NUMA layout could not be read, so no NPU is bound and stage 6 changed nothing on the '
+                             'node: %s' % numa.get('msg', 'numa_info failed')))
     else:
         per_npu = (numa.get('npu') or {}) if isinstance(numa, Mapping) else {}
         for npu in range(count):
@@ -157,7 +165,9 @@ def numa_bind_findings(binding, host, context):
         want = context.get('governor')
         seen = _governors(context.get('governor_result'))
         result = context.get('governor_result') or {}
-        if isinstance(result, Mapping) and result.get('failed'):
+        if isinstance(result, Mapping) and result and not result.get('skipped') and (
+                result.get('failed') or 'after' not in result):
+            # registered with failed_when: false, a failed cpu_governor has failed=false but no 'after'
             found.append(finding(host, None, 'governor', None, want,
                                  'the CPU governor could not be set to %s: %s' % (want, result.get('msg'))))
         elif seen is not None and seen != [want]:

@@ -338,7 +338,8 @@ def roce_batch_outcome(batch, hostvars, all_hosts=None, restore_enabled=True):
         if changed:
             changed_nodes.append(host)
         if isinstance(restore, Mapping) and not restore.get('skipped'):
-            if restore.get('failed'):
+            # registered with failed_when: false: a failed restore has failed=false, but no changed_devices
+            if restore.get('failed') or 'changed_devices' not in restore or restore.get('failed_devices'):
                 unrestored.append(host)
                 state = 'its restore FAILED: %s; restore it by hand with playbooks/rollback.yml -l %s -e roce_lossless_rollback_file=%s' % (
                     restore.get('msg'), host, backup)

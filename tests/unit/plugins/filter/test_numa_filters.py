@@ -120,8 +120,20 @@ def test_failed_reads_and_tasks():
     found = numa_bind_findings([], 'n', context(numa={'failed': True, 'msg': 'numactl: not found'},
                                                 governor_result={'failed': True, 'msg': 'cpupower: rc=1'}))
     assert [f['msg'] for f in found] == [
-        'n: the NUMA layout could not be read, so no NPU is bound: numactl: not found',
+        'n: the NUMA layout could not be read, so no NPU is bound and stage 6 changed nothing on the node: numactl: not found',
         'n: the CPU governor could not be set to performance: cpupower: rc=1']
+
+
+def test_failed_reads_and_tasks_as_registered_with_failed_when_false():
+    # failed_when: false resets 'failed' to False in the registered result; the missing return keys tell the failure
+    numa = {'changed': False, 'failed': False, 'failed_when_result': False, 'cmd': 'numactl',
+            'msg': 'node03: numactl not found: looked in /usr/local/sbin and PATH.'}
+    governor = {'changed': False, 'failed': False, 'failed_when_result': False, 'msg': 'node03: cpupower not found'}
+    found = numa_bind_findings([], 'node03', context(numa=numa, governor_result=governor))
+    assert [(f['check'], f['severity']) for f in found] == [('numa_map', 'fail'), ('governor', 'fail')]
+    assert 'numactl not found' in found[0]['msg'] and 'cpupower not found' in found[1]['msg']
+    # a governor task that did not run (disabled by tags: the default {}) is not a failure
+    assert numa_bind_findings(MAP, 'n', context(governor_result={})) == []
 
 
 def test_swappiness_and_thp_are_warnings_by_default_or_fail_or_ignored():

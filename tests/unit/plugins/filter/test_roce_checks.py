@@ -713,6 +713,19 @@ def test_batch_outcome_of_a_restore_that_found_nothing_to_set_back():
             % (BACKUP % 'node03')) in roce_batch_outcome(['node03'], hostvars, ALL_HOSTS)
 
 
+def test_batch_outcome_of_a_failed_restore_as_registered_with_failed_when_false():
+    # failed_when: false resets 'failed'; a restore without changed_devices, or with failed devices, did not restore
+    hostvars = hostvars_of_a_failed_batch()
+    hostvars['node03']['roce_lossless_restore'] = {'changed': False, 'failed': False, 'failed_when_result': False,
+                                                   'msg': 'NPU 1 on node03: hccn_tool not found'}
+    hostvars['node04']['roce_lossless_restore'] = {'changed': True, 'failed': False, 'changed_devices': [0, 1],
+                                                   'failed_devices': [2], 'msg': 'NPU 2 on node04: link stayed DOWN'}
+    message = roce_batch_outcome(['node03', 'node04'], hostvars, ALL_HOSTS)
+    assert 'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED: NPU 1 on node03: hccn_tool not found;' in message
+    assert 'node04: changed NPU 0, 1, 2, 3, 5, 6, 7; its restore FAILED: NPU 2 on node04: link stayed DOWN;' in message
+    assert 'Restored: none. Still changed, restore by hand: node03, node04. ' in message
+
+
 def test_batch_outcome_with_restore_on_failure_off():
     hostvars = hostvars_of_a_failed_batch()
     for host in ('node03', 'node04'):
