@@ -17,6 +17,10 @@ import sys
 import tempfile
 import time
 
+from bench_playbooks import PARTS as PLAYBOOK_PARTS
+from bench_playbooks import PlaybookBench
+from bench_playbooks import table as playbook_table
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PODCTL = os.path.join(REPO, "tools", "pod", "podctl")
 TOOL_PATHS = {
@@ -360,6 +364,12 @@ class Bench:
                 lines.append("| %d | %s | %s | %d + %d |" % (
                     row["nodes"], fmt_s(row["hccn_info"]["wall"]), fmt_s(row["npu_info"]["wall"]),
                     statistics.median(row["hccn_info"]["calls"]), statistics.median(row["npu_info"]["calls"])))
+        for part in PLAYBOOK_PARTS:
+            if res.get(part):
+                lines.append("")
+                lines.append("%s: forks = nodes, %d ms per tool call, %.0f s link flap, median of %d runs" % (
+                    part, self.args.playbook_latency_ms, self.args.flap_seconds, self.args.repeat))
+                lines.append(playbook_table(part, res[part]))
         return "\n".join(lines)
 
 
@@ -395,15 +405,24 @@ def parse_args(argv):
     parser.add_argument("--flap-seconds", type=float, default=5.0, help="simulated link flap, change path")
     parser.add_argument("--change-latency-ms", type=int, default=0, help="simulated latency per tool call, change path")
     parser.add_argument("--forks", type=int, default=8, help="Ansible forks for the scaling runs")
-    parser.add_argument("--scale-nodes", type=lambda s: [int(x) for x in s.split(",") if x], default=[4, 16],
-                        help="node counts for the scaling runs, comma separated ('' to skip; default 4,16)")
-    parser.add_argument("--only", choices=("read", "change", "scale"), action="append",
-                        help="run only these parts (repeatable); default all")
+    parser.add_argument("--scale-nodes", type=lambda s: [int(x) for x in s.split(",") if x], default=None,
+                        help="node counts, comma separated ('' to skip): of the scaling runs (default 4,16) and of the "
+                             "playbook parts site, window, health (default 4,16,32)")
+    parser.add_argument("--only", choices=("read", "change", "scale") + tuple(PLAYBOOK_PARTS), action="append",
+                        help="run only these parts (repeatable); default read, change, scale. site: site.yml against "
+                             "bench/naive/site.yml; window: roce_lossless.yml against bench/naive/window.yml; health: "
+                             "health_check.yml against the check script over pdsh")
+    parser.add_argument("--playbook-latency-ms", type=int, default=50,
+                        help="simulated latency per tool call of the playbook parts (default %(default)s)")
     parser.add_argument("--skip-naive-read", action="store_true", help="skip (c), the one-task-per-call playbook")
     parser.add_argument("--wait-idle", type=int, default=120, metavar="SECONDS",
                         help="first wait up to SECONDS for a 1-minute load average below 1 (default %(default)s)")
     parser.add_argument("--json", help="also write the raw results to this file")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.playbook_nodes = args.scale_nodes if args.scale_nodes is not None else [4, 16, 32]
+    if args.scale_nodes is None:
+        args.scale_nodes = [4, 16]
+    return args
 
 
 def main(argv=None):
@@ -424,6 +443,12 @@ def main(argv=None):
             bench.bench_change()
         if "scale" in parts and args.scale_nodes:
             bench.bench_scale()
+        for part in [name for name in PLAYBOOK_PARTS if name in parts]:
+            if args.playbook_nodes:
+                try:
+                    bench.results[part] = PlaybookBench(bench).run_part(part, log)
+                except RuntimeError as exc:
+                    raise BenchError(str(exc)) from exc
         bench.results["load_end"] = loadavg()
     except BenchError as exc:
         log(str(exc))

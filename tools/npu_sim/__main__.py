@@ -1,16 +1,17 @@
-"""``python -m npu_sim <tool> [args]``: dispatch, per-call latency and the call log."""
+"""``python -m npu_sim <tool> [args]``: dispatch, per-call latency and the call log.
 
-import json
+A call imports only the module of its tool (the control command ``npu-sim`` and its argparse only for
+``npu-sim``), reads the state once when no latency is set, and appends one line to the call log. Each line
+records the CPU time of the call: ``cpu_s`` (user+sys of the process when the line is written, the wrapper's
+sh and the interpreter's start-up included) and ``start_cpu_s`` (the part spent before the simulator's code
+began, npu_sim.START_CPU); ``npu-sim calls --cpu`` sums them. See docs/simulator-cost.md.
+"""
+
 import os
 import sys
 import time
 
-from . import TOOLS
-from . import control
-from . import hccn
-from . import host
-from . import mpi
-from . import npusmi
+from . import START_CPU, TOOLS
 from . import state as st_mod
 from .output import Result
 
@@ -30,9 +31,14 @@ def _latency_ms(path):
         except ValueError:
             return 0.0
     try:
-        return float(st_mod.load(path).get("settings", {}).get("latency_ms") or 0)
+        st = st_mod.load(path)
     except (st_mod.StateError, OSError):
         return 0.0
+    delay = float(st.get("settings", {}).get("latency_ms") or 0)
+    if delay <= 0:
+        # no sleep before the tool runs: it gets this state instead of reading the file again
+        st_mod.handover(path, st)
+    return delay
 
 
 def log_call(path, tool, args, rc, started):
@@ -40,8 +46,9 @@ def log_call(path, tool, args, rc, started):
     if not os.path.isdir(os.path.dirname(log)):
         return
     entry = {"time": round(started, 6), "tool": tool, "argv": [tool] + list(args), "rc": rc,
-             "duration_s": round(time.time() - started, 6), "pid": os.getpid()}
-    line = json.dumps(entry) + "\n"
+             "duration_s": round(time.time() - started, 6), "pid": os.getpid(),
+             "cpu_s": round(time.process_time(), 6), "start_cpu_s": round(START_CPU, 6)}
+    line = st_mod.dumps(entry) + "\n"
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line.encode("utf-8"))
@@ -56,22 +63,68 @@ def _emit(res):
     sys.stderr.flush()
 
 
+# tool -> function(args, state path) -> Result; each imports its module when it runs
+def _hccn_tool(args, path):
+    from . import hccn
+    return hccn.run(args, path)
+
+
+def _npu_smi(args, path):
+    from . import npusmi
+    return npusmi.run(args, path)
+
+
+def _lscpu(args, path):
+    from . import host
+    return host.lscpu(args, path)
+
+
+def _cpupower(args, path):
+    from . import host
+    return host.cpupower(args, path)
+
+
 def _numactl(args, path):
+    from . import host
     return host.numactl(args, path, launch=False)
 
 
-# tool -> function(args, state path) -> Result
+def _lspci(args, path):
+    from . import host
+    return host.lspci(args, path)
+
+
+def _all_reduce_test(args, path):
+    from . import mpi
+    return mpi.all_reduce_test(args, path)
+
+
+def _mpirun(args, path):
+    from . import mpi
+    return mpi.mpirun(args, path)
+
+
+def _vmstat(args, path):
+    from . import host
+    return host.vmstat(args, path)
+
+
+def _iostat(args, path):
+    from . import host
+    return host.iostat(args, path)
+
+
 DISPATCH = {
-    "hccn_tool": hccn.run,
-    "npu-smi": npusmi.run,
-    "lscpu": host.lscpu,
-    "cpupower": host.cpupower,
+    "hccn_tool": _hccn_tool,
+    "npu-smi": _npu_smi,
+    "lscpu": _lscpu,
+    "cpupower": _cpupower,
     "numactl": _numactl,
-    "lspci": host.lspci,
-    "all_reduce_test": mpi.all_reduce_test,
-    "mpirun": mpi.mpirun,
-    "vmstat": host.vmstat,
-    "iostat": host.iostat,
+    "lspci": _lspci,
+    "all_reduce_test": _all_reduce_test,
+    "mpirun": _mpirun,
+    "vmstat": _vmstat,
+    "iostat": _iostat,
 }
 
 
@@ -94,6 +147,7 @@ def main(argv=None):
         return 2
     tool, args = argv[0], argv[1:]
     if tool == "npu-sim":
+        from . import control
         res = control.run(args)
         _emit(res)
         return res.exit_code
@@ -102,7 +156,10 @@ def main(argv=None):
     delay = _latency_ms(path)
     if delay > 0:
         time.sleep(delay / 1000.0)
-    res = run_tool(tool, args, path)
+    try:
+        res = run_tool(tool, args, path)
+    finally:
+        st_mod.handover(path, None)
     log_call(path, tool, args, res.exit_code, started)
     _emit(res)
     command = getattr(res, "exec_argv", None)
@@ -116,6 +173,16 @@ def main(argv=None):
             sys.stderr.write(text % (command[0], exc.strerror) + "\n")
             return code
     return res.exit_code
+
+
+def boot():
+    """What the installed wrappers run (control.BOOTSTRAP): main(), then the process ends without the interpreter's
+    finalization, which costs a call about 1 ms of CPU and has nothing to do here: the output is flushed and every
+    file a call writes is closed by then. An exception still ends the process the usual way (traceback, status 1)."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ Exit status = internal code & 0xFF (Result.exit_code).
 """
 
 import os
-import random
 import time
 
 from . import model
@@ -359,6 +358,7 @@ def _get_ping(st, dev, res, args, local_path=None):
     if not st["npus"][dev]["net"].get("ip"):
         raise HccnError(0x400D, "Get ipconf failed, because no ip was preset there!")
     ok = ping_reachable(st, dev, address, size, local_path)
+    import random  # here only: the other commands do not pay for its import
     rng = random.Random("%s-%d-%s" % (st.get("hostname"), dev, address))
     res.o("device %d PING %s" % (dev, address))
     received = 0

@@ -8,13 +8,14 @@ A user other than root may read: a workload launched as a non-root user (the NUM
 stage 6 runs ``npu-sim train`` that way) reads the state without the lock when it may not open
 the lock file for writing (the rename makes every read see a whole file), and its vendor-tool
 calls are not recorded when it may not write the call log (``calls_path`` names ``/dev/null``).
+
+Every simulated call reads this file, so reading it is kept cheap (docs/simulator-cost.md): the module imports
+nothing heavier than ``fcntl``; JSON is read and written with the C scanner and string encoder of the json
+package's accelerator ``_json`` (``loads``/``dumps``, byte-identical to ``json.loads``/``json.dumps``; anything
+else falls back to the json package), and ``glob``/``copy`` are imported only by the calls that need them.
 """
 
-import contextlib
-import copy
 import fcntl
-import glob
-import json
 import os
 import time
 
@@ -118,30 +119,185 @@ def counters_path(path):
     return os.path.join(os.path.dirname(os.path.abspath(path)), "fault_counters.json")
 
 
-@contextlib.contextmanager
-def _locked(path, exclusive):
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path))
-    try:
-        fd = os.open(os.path.abspath(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except PermissionError:
-        if exclusive:
+# ----------------------------------------------------------------------------- JSON without the json package
+# ``import json`` costs about as much CPU as the interpreter's own start (it imports re); every call reads the
+# state, so the C scanner and string encoder of ``_json`` are driven here the way json.decoder and json.encoder
+# drive them. Whatever this path does not handle (invalid JSON, a value of another type, a dict key that is not a
+# str, no ``_json``) is handed to the json package itself, so results and errors are the json package's.
+
+_WHITESPACE = " \t\n\r"  # json.decoder.WHITESPACE
+_INFINITY = float("inf")
+
+
+class _ScanContext:
+    """The attributes of json.JSONDecoder() that ``_json.make_scanner`` reads (the defaults of json.loads)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": -_INFINITY, "Infinity": _INFINITY, "NaN": float("nan")}.__getitem__
+
+
+_ACCEL = {}
+
+
+def _accelerator(name):
+    """``_json.make_scanner`` (made into a scanner) or ``_json.encode_basestring_ascii``; None without _json."""
+    if name not in _ACCEL:
+        try:
+            import _json
+        except ImportError:
+            _ACCEL["scan"] = _ACCEL["encode"] = None
+        else:
+            _ACCEL["scan"] = _json.make_scanner(_ScanContext())
+            _ACCEL["encode"] = _json.encode_basestring_ascii
+    return _ACCEL[name]
+
+
+def loads(text):
+    """``json.loads(text)`` of a str."""
+    scan = _accelerator("scan")
+    if scan is not None:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        try:
+            value, end = scan(text, start)
+        except Exception:  # pylint: disable=broad-except
+            pass  # invalid: json.loads below raises its own error
+        else:
+            if not text[end:].strip(_WHITESPACE):
+                return value
+    import json
+    return json.loads(text)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _float_text(value):
+    # json.encoder's floatstr (allow_nan)
+    if value != value:
+        return "NaN"
+    if value == _INFINITY:
+        return "Infinity"
+    if value == -_INFINITY:
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _encode(value, out, encode, newline, step):
+    """Append the JSON text of ``value`` to ``out`` as json.encoder does: ``newline`` is None for one line
+    (separators ', ' and ': '), else a newline and the current indentation (separators ',' and ': ')."""
+    if isinstance(value, str):
+        out.append(encode(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(_float_text(value))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = None if newline is None else newline + step
+        out.append("[" if inner is None else "[" + inner)
+        separator = ", " if inner is None else "," + inner
+        first = True
+        for item in value:
+            if first:
+                first = False
+            else:
+                out.append(separator)
+            _encode(item, out, encode, inner, step)
+        out.append("]" if newline is None else newline + "]")
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = None if newline is None else newline + step
+        out.append("{" if inner is None else "{" + inner)
+        separator = ", " if inner is None else "," + inner
+        first = True
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Unsupported(key)
+            if first:
+                first = False
+            else:
+                out.append(separator)
+            out.append(encode(key))
+            out.append(": ")
+            _encode(item, out, encode, inner, step)
+        out.append("}" if newline is None else newline + "}")
+    else:
+        raise _Unsupported(value)
+
+
+def dumps(value, indent=None):
+    """``json.dumps(value, indent=indent)`` (default separators, ASCII only, keys in their order)."""
+    encode = _accelerator("encode")
+    if encode is not None:
+        out = []
+        step = indent if isinstance(indent, str) else " " * (indent or 0)
+        try:
+            _encode(value, out, encode, None if indent is None else "\n", step)
+        except (_Unsupported, RecursionError):
+            pass  # the json package converts other keys, calls no default, reports a circular reference
+        else:
+            return "".join(out)
+    import json
+    return json.dumps(value, indent=indent)
+
+
+# ----------------------------------------------------------------------------- locked reads and writes
+
+class _locked:  # pylint: disable=invalid-name
+    """``with _locked(path, exclusive):`` holds the flock of ``<state>.lock``, shared or exclusive (a class,
+    not a contextlib generator: contextlib would cost every call a few milliseconds of imports)."""
+
+    def __init__(self, path, exclusive):
+        self.path = path
+        self.exclusive = exclusive
+        self.fd = None
+
+    def __enter__(self):
+        path = self.path
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path))
+        try:
+            fd = os.open(os.path.abspath(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:
+            if self.exclusive:
+                raise
+            # a non-root reader: the lock file is root's; an atomic rename never shows a partial file
+            return self
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+        except BaseException:
+            os.close(fd)
             raise
-        # a non-root reader: the lock file is root's; an atomic rename never shows a partial file
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
-    finally:
-        os.close(fd)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc_info):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        return False
 
 
 def _read(path):
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return loads(handle.read())
     except FileNotFoundError:
         raise StateError("no simulator state at %s (run: npu-sim init --state %s ...)" % (path, path)) from None
     except ValueError as exc:
@@ -149,14 +305,31 @@ def _read(path):
 
 
 def _write(path, data):
+    text = dumps(data, indent=1) + "\n"
     tmp = "%s.tmp.%d" % (os.path.abspath(path), os.getpid())
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, sort_keys=False)
-        handle.write("\n")
+        handle.write(text)
     os.replace(tmp, path)
 
 
+# load(path) hands out a state read moments before in this process once (see handover)
+_HANDED_OVER = {}
+
+
+def handover(path, data):
+    """Give ``data``, the state just read from ``path`` with load(), to the next load(path) of this process, once;
+    ``data`` None takes it back. The entry point reads the state for its latency setting; without latency the
+    tool then gets that same state instead of reading and parsing the file a second time."""
+    if data is None:
+        _HANDED_OVER.pop(path, None)
+    else:
+        _HANDED_OVER[path] = data
+
+
 def load(path):
+    data = _HANDED_OVER.pop(path, None)
+    if data is not None:
+        return data
     with _locked(path, False):
         return _read(path)
 
@@ -167,13 +340,31 @@ def save(path, data):
         _write(path, data)
 
 
-@contextlib.contextmanager
-def transaction(path):
-    """Exclusive read-modify-write of the state file."""
-    with _locked(path, True):
-        data = _read(path)
-        yield data
-        _write(path, data)
+class transaction:  # pylint: disable=invalid-name
+    """``with transaction(path) as data:`` exclusive read-modify-write of the state file: ``data`` is written
+    back when the block ends without an exception."""
+
+    def __init__(self, path):
+        self.lock = _locked(path, True)
+        self.path = path
+        self.data = None
+
+    def __enter__(self):
+        self.lock.__enter__()
+        try:
+            self.data = _read(self.path)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self.data
+
+    def __exit__(self, exc_type, exc, traceback):
+        try:
+            if exc_type is None:
+                _write(self.path, self.data)
+        finally:
+            self.lock.__exit__(None, None, None)
+        return False
 
 
 def fault_key(fault):
@@ -194,7 +385,7 @@ def consume_fault(path, fault):
             return False
         try:
             with open(counters_file, encoding="utf-8") as handle:
-                counters = json.load(handle)
+                counters = loads(handle.read())
         except (OSError, ValueError):
             counters = {}
         counters = dict((name, int(used)) for name, used in counters.items() if name in live)
@@ -204,7 +395,7 @@ def consume_fault(path, fault):
         counters[key] = used + 1
         tmp = "%s.tmp.%d" % (counters_file, os.getpid())
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(counters, handle, sort_keys=True)
+            handle.write(dumps(dict(sorted(counters.items()))))  # json.dump(counters, sort_keys=True)
             handle.write("\n")
         os.replace(tmp, counters_file)
         return True
@@ -230,6 +421,7 @@ def pod_states(st, local_path):
     paths = []
     pod_dir = st.get("pod_dir")
     if pod_dir:
+        import glob
         paths.extend(sorted(glob.glob(os.path.join(pod_dir, "*", "state", "state.json"))))
     paths.append(local_path)
     seen = set()
@@ -455,4 +647,15 @@ def host_settings(st):
 
 
 def deep_copy(data):
+    """copy.deepcopy of state data: dicts, lists and scalars are copied here (several times faster than
+    copy.deepcopy, and without importing it), anything else by copy.deepcopy. Unlike copy.deepcopy, an object
+    that appears twice is copied twice; JSON read from a file never has such sharing."""
+    kind = type(data)
+    if kind is dict:
+        return {key: deep_copy(value) for key, value in data.items()}
+    if kind is list:
+        return [deep_copy(value) for value in data]
+    if kind is str or kind is int or kind is float or kind is bool or data is None:
+        return data
+    import copy
     return copy.deepcopy(data)

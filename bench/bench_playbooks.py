@@ -1,0 +1,156 @@
+"""The playbook benchmark of bench/run.sh: site.yml, the change window and stage 0 against the usual way.
+
+Parts (``--only``):
+
+- ``site``: playbooks/site.yml against bench/naive/site.yml (the same stages as command/shell tasks);
+- ``window``: playbooks/roce_lossless.yml against bench/naive/window.yml (stage 4 alone);
+- ``health``: playbooks/health_check.yml against the method's check script run over the PoD with pdsh
+  (bench/check/run_pdsh.sh): the floor a tool with structure, gates and reports must come close to.
+
+For each node count of ``--scale-nodes`` a fresh simulated PoD is brought up (per-call latency
+``--playbook-latency-ms``, link flap ``--flap-seconds``) before every first run, so that the first run
+changes every node and the second run finds nothing to do. Ours and naive alternate; each figure is the
+median of ``--repeat`` runs. Per run the wall time, the controller CPU (user + sys of the ansible-playbook
+process tree, from getrusage of the waited-for children) and the simulator CPU (the sum of the CPU the
+simulated tool calls report in the nodes' call logs, when the simulator records it) are kept apart, so
+a reader sees where the time goes. Forks = node count.
+"""
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIM_GROUP_VARS = os.path.join(REPO, "inventories", "sim", "group_vars")
+PARTS = {
+    # part: (ours playbook, naive playbook or script)
+    "site": (os.path.join(REPO, "playbooks", "site.yml"), os.path.join(REPO, "bench", "naive", "site.yml")),
+    "window": (os.path.join(REPO, "playbooks", "roce_lossless.yml"), os.path.join(REPO, "bench", "naive", "window.yml")),
+    "health": (os.path.join(REPO, "playbooks", "health_check.yml"), os.path.join(REPO, "bench", "check", "run_pdsh.sh")),
+}
+RUNS = ("first", "second")
+
+
+def _cpu_children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+class PlaybookBench:
+    """Runs one part at every node count; results go to bench.results[part] as a list of rows."""
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.args = bench.args
+        self.reports = os.path.join(bench.workdir, "reports")
+
+    # --- the PoD ---------------------------------------------------------------------------
+    def fresh_pod(self, nodes):
+        """A PoD of fresh nodes (the state of a node that was never tuned), with the sim inventory's variables."""
+        if self.bench.pod_up:
+            self.bench.down()
+        self.bench.up(nodes, self.args.playbook_latency_ms, self.args.flap_seconds)
+        target = os.path.join(os.path.dirname(self.bench.inventory), "group_vars")
+        if not os.path.isdir(target):
+            shutil.copytree(SIM_GROUP_VARS, target)
+        self.bench.warm_up()
+
+    def calls(self):
+        """(tool calls per node, simulator CPU seconds of all nodes or None) since the last clear."""
+        counts, cpu, measured = [], 0.0, False
+        for node in self.bench.nodes:
+            calls = self.bench.read_calls(node)
+            counts.append(len(calls))
+            for call in calls:
+                value = call.get("cpu_s")
+                if isinstance(value, (int, float)):
+                    cpu += value
+                    measured = True
+        return (sum(counts) / len(counts) if counts else 0.0), (round(cpu, 3) if measured else None)
+
+    # --- one run ---------------------------------------------------------------------------
+    def argv(self, who, part, nodes):
+        ours, naive = PARTS[part]
+        if who == "naive" and part == "health":
+            # -b: the base checks (health, ECC, link, address, net_health), which health_check.yml also makes on a
+            # PoD that is not tuned yet
+            return [naive, self.bench.inventory, self.bench.ssh_config, "--", "-b"]
+        playbook = ours if who == "ours" else naive
+        return [self.bench.ansible_playbook, "-i", self.bench.inventory, "-f", str(nodes), playbook,
+                "-e", "npuops_report_dir=%s" % self.reports]
+
+    def timed(self, who, part, nodes):
+        """One run: (wall s, controller CPU s, calls per node, simulator CPU s, rc)."""
+        self.bench.clear_calls()
+        cpu_before = _cpu_children()
+        started = time.monotonic()
+        proc = subprocess.run(self.argv(who, part, nodes), env=self.bench.env, capture_output=True, text=True,
+                              check=False)
+        wall = time.monotonic() - started
+        controller = _cpu_children() - cpu_before
+        per_node, sim_cpu = self.calls()
+        if proc.returncode != 0 and not (part == "health" and who == "naive" and proc.returncode == 1):
+            # the check script exits 1 on a problem; a fresh simulated PoD has none, so any failure is reported
+            tail = (proc.stdout[-2500:] + "\n" + proc.stderr[-1500:]).strip()
+            raise RuntimeError("%s %s on %d nodes failed (rc %d):\n%s" % (who, part, nodes, proc.returncode, tail))
+        return {"wall": round(wall, 3), "controller_cpu": round(controller, 3), "calls": round(per_node, 1),
+                "sim_cpu": sim_cpu, "rc": proc.returncode}
+
+    # --- a part at every node count ----------------------------------------------------------
+    def run_part(self, part, log):
+        rows = []
+        runs = ("first",) if part == "health" else RUNS
+        for nodes in self.args.playbook_nodes:
+            samples = {(who, run): [] for who in ("ours", "naive") for run in runs}
+            for repeat in range(self.args.repeat):
+                order = ("ours", "naive") if repeat % 2 == 0 else ("naive", "ours")
+                for who in order:
+                    self.fresh_pod(nodes)
+                    for run in runs:
+                        log("%s: %d nodes, %s, %s run %d/%d" % (part, nodes, who, run, repeat + 1, self.args.repeat))
+                        samples[(who, run)].append(self.timed(who, part, nodes))
+            for run in runs:
+                ours, naive = samples[("ours", run)], samples[("naive", run)]
+                row = {
+                    "nodes": nodes, "run": run,
+                    "ours_s": _median([s["wall"] for s in ours]),
+                    "naive_s": _median([s["wall"] for s in naive]),
+                    "ours_calls_per_node": _median([s["calls"] for s in ours]),
+                    "naive_calls_per_node": _median([s["calls"] for s in naive]),
+                    "controller_cpu_s": _median([s["controller_cpu"] for s in ours]),
+                    "naive_controller_cpu_s": _median([s["controller_cpu"] for s in naive]),
+                    "ours_sim_cpu_s": _median([s["sim_cpu"] for s in ours]),
+                    "naive_sim_cpu_s": _median([s["sim_cpu"] for s in naive]),
+                    "samples": {"ours": ours, "naive": naive},
+                }
+                rows.append(row)
+        if self.bench.pod_up:
+            self.bench.down()
+        return rows
+
+
+def table(part, rows):
+    """Markdown table of one part."""
+    naive = "pdsh check script" if part == "health" else "naive"
+    lines = ["| nodes | run | ours | %s | ratio | calls/node ours / %s | controller CPU ours / %s | simulator CPU ours / %s |"
+             % (naive, naive, naive, naive),
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        ratio = ("%.1fx" % (row["naive_s"] / row["ours_s"])) if row["ours_s"] else "-"
+
+        def pair(a, b, fmt):
+            return "%s / %s" % (fmt % a if a is not None else "-", fmt % b if b is not None else "-")
+        lines.append("| %d | %s | %.1f s | %.1f s | %s | %s | %s | %s |" % (
+            row["nodes"], row["run"], row["ours_s"], row["naive_s"], ratio,
+            pair(row["ours_calls_per_node"], row["naive_calls_per_node"], "%.0f"),
+            pair(row["controller_cpu_s"], row["naive_controller_cpu_s"], "%.1f s"),
+            pair(row["ours_sim_cpu_s"], row["naive_sim_cpu_s"], "%.1f s")))
+    return "\n".join(lines)
