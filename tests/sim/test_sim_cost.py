@@ -82,11 +82,9 @@ def test_a_broken_state_file_is_reported_as_before(sim):
         handle.write('{"schema": 1,')
     with pytest.raises(st_mod.StateError) as err:
         st_mod.load(sim.path)
-    try:
+    with pytest.raises(ValueError) as decode:
         json.loads('{"schema": 1,')
-    except ValueError as exc:
-        expected = "simulator state %s is not valid JSON: %s" % (sim.path, exc)
-    assert str(err.value) == expected
+    assert str(err.value) == "simulator state %s is not valid JSON: %s" % (sim.path, decode.value)
     with open(sim.path, "wb") as handle:
         handle.write(b'{"hostname": "\xff"}')
     with pytest.raises(st_mod.StateError, match="is not valid JSON"):
@@ -227,8 +225,8 @@ def test_call_log_records_the_cpu_of_each_call(sim):
     sim.sub("npu-smi", "info")
     sim.sub("numactl", "-H")
     entries = _log(sim)
-    assert [list(entry) for entry in entries] == [["time", "tool", "argv", "rc", "duration_s", "pid", "cpu_s",
-                                                    "start_cpu_s"]] * 3
+    fields = ["time", "tool", "argv", "rc", "duration_s", "pid", "cpu_s", "start_cpu_s"]
+    assert [list(entry) for entry in entries] == [fields] * 3
     for entry in entries:
         assert 0 < entry["start_cpu_s"] < entry["cpu_s"] < 5
     rc, out, err = sim.sub("npu-sim", "calls", "--cpu")

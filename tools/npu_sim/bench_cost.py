@@ -68,7 +68,7 @@ def measure(argv, calls, env, expect_rc=0):
     """-> (CPU ms per call, list of wall ms) of ``calls`` runs of ``argv`` (output captured, rc checked)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     walls = []
-    for _ in range(calls):
+    for _call in range(calls):
         started = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, env=env, check=False)
         walls.append((time.perf_counter() - started) * 1000.0)
@@ -143,11 +143,13 @@ def version_of(python):
 
 
 def table(result, args, python_version):
-    lines = ["machine: %d CPUs (nproc), %s, %s; load average at the start %s" % (
-                 os.cpu_count(), platform.machine(), platform.release(), args.loadavg),
-             "python of the wrappers: %s (%s); %d rounds x %d calls per row, median of the round means; %s" % (
-                 args.python, python_version, args.rounds, args.calls,
-                 "the caller's environment" if args.keep_env else "clean session environment"),
+    machine = "machine: %d CPUs (nproc), %s, %s; load average at the start %s" % (
+        os.cpu_count(), platform.machine(), platform.release(), args.loadavg)
+    wrappers = "python of the wrappers: %s (%s); %d rounds x %d calls per row, median of the round means; %s" % (
+        args.python, python_version, args.rounds, args.calls,
+        "the caller's environment" if args.keep_env else "clean session environment")
+    lines = [machine,
+             wrappers,
              "",
              "| call | CPU ms/call | wall ms/call | logged cpu_s ms | of it start-up ms |",
              "|---|---:|---:|---:|---:|"]

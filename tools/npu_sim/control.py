@@ -74,8 +74,8 @@ def wrapper_text(tool, python):
             "unset NPU_SIM_STATE\n"
             "PYTHONPATH=%s\n"
             "export PYTHONPATH\n"
-            "exec %s -I -S -c %s %s %s \"$@\"\n") % (tool, shlex.quote(TOOLS_DIR), shlex.quote(python),
-                                                      shlex.quote(BOOTSTRAP), shlex.quote(TOOLS_DIR), tool)
+            "exec %s -I -S -c %s %s %s \"$@\"\n") % (
+        tool, shlex.quote(TOOLS_DIR), shlex.quote(python), shlex.quote(BOOTSTRAP), shlex.quote(TOOLS_DIR), tool)
 
 
 def write_wrapper(prefix, tool, python):

@@ -16,6 +16,7 @@ else falls back to the json package), and ``glob``/``copy`` are imported only by
 """
 
 import fcntl
+import math
 import os
 import time
 
@@ -178,7 +179,7 @@ class _Unsupported(Exception):
 
 def _float_text(value):
     # json.encoder's floatstr (allow_nan)
-    if value != value:
+    if math.isnan(value):
         return "NaN"
     if value == _INFINITY:
         return "Infinity"
