@@ -7,6 +7,7 @@ sh and the interpreter's start-up included) and ``start_cpu_s`` (the part spent 
 began, npu_sim.START_CPU); ``npu-sim calls --cpu`` sums them. See docs/simulator-cost.md.
 """
 
+import importlib
 import os
 import sys
 import time
@@ -63,69 +64,24 @@ def _emit(res):
     sys.stderr.flush()
 
 
-# tool -> function(args, state path) -> Result; each imports its module when it runs
-def _hccn_tool(args, path):
-    from . import hccn
-    return hccn.run(args, path)
-
-
-def _npu_smi(args, path):
-    from . import npusmi
-    return npusmi.run(args, path)
-
-
-def _lscpu(args, path):
-    from . import host
-    return host.lscpu(args, path)
-
-
-def _cpupower(args, path):
-    from . import host
-    return host.cpupower(args, path)
-
-
-def _numactl(args, path):
-    from . import host
-    return host.numactl(args, path, launch=False)
-
-
-def _lspci(args, path):
-    from . import host
-    return host.lspci(args, path)
-
-
-def _all_reduce_test(args, path):
-    from . import mpi
-    return mpi.all_reduce_test(args, path)
-
-
-def _mpirun(args, path):
-    from . import mpi
-    return mpi.mpirun(args, path)
-
-
-def _vmstat(args, path):
-    from . import host
-    return host.vmstat(args, path)
-
-
-def _iostat(args, path):
-    from . import host
-    return host.iostat(args, path)
-
-
+# tool -> (module of npu_sim, function(args, state path) -> Result); the module is imported when its tool runs
 DISPATCH = {
-    "hccn_tool": _hccn_tool,
-    "npu-smi": _npu_smi,
-    "lscpu": _lscpu,
-    "cpupower": _cpupower,
-    "numactl": _numactl,
-    "lspci": _lspci,
-    "all_reduce_test": _all_reduce_test,
-    "mpirun": _mpirun,
-    "vmstat": _vmstat,
-    "iostat": _iostat,
+    "hccn_tool": ("hccn", "run"),
+    "npu-smi": ("npusmi", "run"),
+    "lscpu": ("host", "lscpu"),
+    "cpupower": ("host", "cpupower"),
+    "numactl": ("host", "numactl_tool"),
+    "lspci": ("host", "lspci"),
+    "all_reduce_test": ("mpi", "all_reduce_test"),
+    "mpirun": ("mpi", "mpirun"),
+    "vmstat": ("host", "vmstat"),
+    "iostat": ("host", "iostat"),
 }
+
+
+def _tool_function(tool):
+    module, function = DISPATCH[tool]
+    return getattr(importlib.import_module("." + module, __package__ or "npu_sim"), function)
 
 
 def run_tool(tool, args, path):
@@ -133,7 +89,7 @@ def run_tool(tool, args, path):
     if tool not in DISPATCH:
         raise ValueError(tool)
     try:
-        return DISPATCH[tool](args, path)
+        return _tool_function(tool)(args, path)
     except st_mod.StateError as exc:
         res = Result()
         res.e("%s: %s" % (tool, exc))

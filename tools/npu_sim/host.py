@@ -87,6 +87,11 @@ def _node_arg(text, count):
     return nodes
 
 
+def numactl_tool(argv, path):
+    """numactl as a dispatched tool: the command it would launch is not executed in-process."""
+    return numactl(argv, path, launch=False)
+
+
 def numactl(argv, path, launch=True):
     """``numactl -H`` prints the layout; ``numactl -N n -m n [--] cmd ...`` execs cmd with the binding
     recorded in NPU_SIM_NUMA_NODE / NPU_SIM_MEM_NODE (read by the performance model)."""
