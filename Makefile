@@ -23,13 +23,13 @@ export NO_COLOR := 1
 export PY_COLORS := 0
 export LC_ALL := C.UTF-8
 
-.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration compat molecule demo demo-down bench build clean
+.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration compat molecule demo demo-down bench bench-smoke build clean
 
 help:
 	@echo "make demo    - set up, bring up a 4-node simulated PoD, run playbooks/site.yml, print the stage report"
 	@echo "make test    - every check: ruff, ansible-lint, ansible-test sanity, molecule, pytest"
 	@echo "make setup   - system packages + .venv (idempotent)"
-	@echo "make lint | sanity | core219 | unit | integration | compat | molecule | bench | build"
+	@echo "make lint | sanity | core219 | unit | integration | compat | molecule | bench | bench-smoke | build"
 
 setup:
 	@tools/dev/setup.sh
@@ -60,7 +60,7 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-test: setup lint sanity core219 compat molecule unit integration
+test: setup lint sanity core219 compat molecule unit integration bench-smoke
 
 demo: setup
 	tools/dev/demo.sh $(NODES)
@@ -70,6 +70,12 @@ demo-down: setup
 
 bench: setup
 	bench/run.sh
+
+# the playbook benchmark on 2 nodes, one run each, checked (so that it cannot rot); not a figure to quote
+bench-smoke: setup
+	mkdir -p build
+	bench/run.sh --only site --only window --scale-nodes 2 --repeat 1 --wait-idle 0 --json build/bench-smoke.json
+	python3 bench/smoke_check.py build/bench-smoke.json
 
 build: setup
 	mkdir -p build

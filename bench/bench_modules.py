@@ -414,6 +414,12 @@ def parse_args(argv):
                              "health_check.yml against the check script over pdsh")
     parser.add_argument("--playbook-latency-ms", type=int, default=50,
                         help="simulated latency per tool call of the playbook parts (default %(default)s)")
+    parser.add_argument("--naive-config", choices=("stock", "example"), default="stock",
+                        help="ansible.cfg of the naive playbooks: Ansible's stock settings, or the collection's "
+                             "inventories/example/ansible.cfg that ours uses (default %(default)s)")
+    parser.add_argument("--window-batch", default="100%",
+                        help="roce_lossless_batch of our change window in the window part (default %(default)s: "
+                             "every node at once, as the naive window; the role's own default is 1)")
     parser.add_argument("--skip-naive-read", action="store_true", help="skip (c), the one-task-per-call playbook")
     parser.add_argument("--wait-idle", type=int, default=120, metavar="SECONDS",
                         help="first wait up to SECONDS for a 1-minute load average below 1 (default %(default)s)")

@@ -13,7 +13,9 @@ changes every node and the second run finds nothing to do. Ours and naive altern
 median of ``--repeat`` runs. Per run the wall time, the controller CPU (user + sys of the ansible-playbook
 process tree, from getrusage of the waited-for children) and the simulator CPU (the sum of the CPU the
 simulated tool calls report in the nodes' call logs, when the simulator records it) are kept apart, so
-a reader sees where the time goes. Forks = node count.
+a reader sees where the time goes. Forks = node count. Ours runs with inventories/example/ansible.cfg, the
+naive playbooks with Ansible's stock settings (``--naive-config example``: with ours too); the change window
+runs as one batch of every node (``--window-batch``), as the naive window does.
 """
 
 import os
@@ -25,6 +27,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM_GROUP_VARS = os.path.join(REPO, "inventories", "sim", "group_vars")
+EXAMPLE_CFG = os.path.join(REPO, "inventories", "example", "ansible.cfg")
 PARTS = {
     # part: (ours playbook, naive playbook or script)
     "site": (os.path.join(REPO, "playbooks", "site.yml"), os.path.join(REPO, "bench", "naive", "site.yml")),
@@ -51,6 +54,13 @@ class PlaybookBench:
         self.bench = bench
         self.args = bench.args
         self.reports = os.path.join(bench.workdir, "reports")
+        # ours runs with the collection's example ansible.cfg (pipelining, ControlPersist, forks); the naive way
+        # with Ansible's stock settings (an empty ansible.cfg), unless --naive-config example gives it ours too
+        stock = os.path.join(bench.workdir, "stock-ansible.cfg")
+        with open(stock, "w") as handle:
+            handle.write("# Ansible's stock settings\n[defaults]\n")
+        self.configs = {"ours": EXAMPLE_CFG, "naive": EXAMPLE_CFG if self.args.naive_config == "example" else stock}
+        self.facts = os.path.join(bench.workdir, "facts")
 
     # --- the PoD ---------------------------------------------------------------------------
     def fresh_pod(self, nodes):
@@ -84,15 +94,24 @@ class PlaybookBench:
             # PoD that is not tuned yet
             return [naive, self.bench.inventory, self.bench.ssh_config, "--", "-b"]
         playbook = ours if who == "ours" else naive
-        return [self.bench.ansible_playbook, "-i", self.bench.inventory, "-f", str(nodes), playbook,
+        argv = [self.bench.ansible_playbook, "-i", self.bench.inventory, "-f", str(nodes), playbook,
                 "-e", "npuops_report_dir=%s" % self.reports]
+        if who == "ours" and part == "window":
+            # the naive window has no batches: ours changes the same nodes at once unless --window-batch says otherwise
+            argv += ["-e", "roce_lossless_batch=%s" % self.args.window_batch]
+        return argv
+
+    def env(self, who):
+        env = dict(self.bench.env, ANSIBLE_CONFIG=self.configs[who])
+        env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = self.facts  # never the operator's own fact cache
+        return env
 
     def timed(self, who, part, nodes):
         """One run: (wall s, controller CPU s, calls per node, simulator CPU s, rc)."""
         self.bench.clear_calls()
         cpu_before = _cpu_children()
         started = time.monotonic()
-        proc = subprocess.run(self.argv(who, part, nodes), env=self.bench.env, capture_output=True, text=True,
+        proc = subprocess.run(self.argv(who, part, nodes), env=self.env(who), capture_output=True, text=True,
                               check=False)
         wall = time.monotonic() - started
         controller = _cpu_children() - cpu_before

@@ -14,6 +14,9 @@ command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v timeout >/dev/null 2>&1 || missing+=(coreutils)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the parallel shells of the benchmark's baseline (bench/check/run_pdsh.sh)
+command -v clush >/dev/null 2>&1 || missing+=(clustershell)
+command -v pdsh >/dev/null 2>&1 || missing+=(pdsh)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing system packages ${missing[*]}; run as root or install them with apt-get" >&2
