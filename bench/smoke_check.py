@@ -36,8 +36,8 @@ def problems(results, parts, npus, budget):
                 out.append("%s: the simulator CPU of our run was not measured (no cpu_s in the call logs)" % where)
             if row["run"] == "second" and row["ours_calls_per_node"] > budget * npus:
                 out.append("%s: %s tool calls per node on a run that changes nothing, more than the budget of %d per NPU "
-                           "(%d NPUs): a stage reads again what it already read" % (where, row["ours_calls_per_node"],
-                                                                                  budget, npus))
+                           "(%d NPUs): a stage reads again what it already read"
+                           % (where, row["ours_calls_per_node"], budget, npus))
             if row["run"] == "first" and row["ours_calls_per_node"] <= (row["naive_calls_per_node"] or 0) / 10:
                 out.append("%s: %s tool calls per node against %s of the naive way: did our run change anything?"
                            % (where, row["ours_calls_per_node"], row["naive_calls_per_node"]))
