@@ -116,15 +116,19 @@ class PlaybookBench:
         wall = time.monotonic() - started
         controller = _cpu_children() - cpu_before
         per_node, sim_cpu = self.calls()
+        sample = {"wall": round(wall, 3), "controller_cpu": round(controller, 3), "calls": round(per_node, 1),
+                  "sim_cpu": sim_cpu, "rc": proc.returncode}
         if proc.returncode != 0 and not (part == "health" and who == "naive" and proc.returncode == 1):
-            # the check script exits 1 on a problem; a fresh simulated PoD has none, so any failure is reported
+            # the check script exits 1 on a problem; a fresh simulated PoD has none, so any failure is reported. The
+            # run is kept out of the medians and goes on: one failed run must not lose the figures of the others.
             tail = (proc.stdout[-2500:] + "\n" + proc.stderr[-1500:]).strip()
-            raise RuntimeError("%s %s on %d nodes failed (rc %d):\n%s" % (who, part, nodes, proc.returncode, tail))
-        return {"wall": round(wall, 3), "controller_cpu": round(controller, 3), "calls": round(per_node, 1),
-                "sim_cpu": sim_cpu, "rc": proc.returncode}
+            sample["error"] = "%s %s on %d nodes failed (rc %d):\n%s" % (who, part, nodes, proc.returncode, tail)
+            self.log(sample["error"])
+        return sample
 
     # --- a part at every node count ----------------------------------------------------------
     def run_part(self, part, log):
+        self.log = log
         rows = []
         runs = ("first",) if part == "health" else RUNS
         for nodes in self.args.playbook_nodes:
@@ -137,7 +141,10 @@ class PlaybookBench:
                         log("%s: %d nodes, %s, %s run %d/%d" % (part, nodes, who, run, repeat + 1, self.args.repeat))
                         samples[(who, run)].append(self.timed(who, part, nodes))
             for run in runs:
-                ours, naive = samples[("ours", run)], samples[("naive", run)]
+                failures = [dict(who=who, run=run, rc=x["rc"], error=x["error"]) for who in ("ours", "naive")
+                            for x in samples[(who, run)] if "error" in x]
+                ours = [x for x in samples[("ours", run)] if "error" not in x]
+                naive = [x for x in samples[("naive", run)] if "error" not in x]
                 row = {
                     "nodes": nodes, "run": run,
                     "ours_s": _median([s["wall"] for s in ours]),
@@ -149,6 +156,7 @@ class PlaybookBench:
                     "ours_sim_cpu_s": _median([s["sim_cpu"] for s in ours]),
                     "naive_sim_cpu_s": _median([s["sim_cpu"] for s in naive]),
                     "samples": {"ours": ours, "naive": naive},
+                    "failures": failures,
                 }
                 rows.append(row)
         if self.bench.pod_up:
@@ -163,6 +171,11 @@ def table(part, rows):
              % (naive, naive, naive, naive),
              "|---|---|---|---|---|---|---|---|"]
     for row in rows:
+        if row["ours_s"] is None or row["naive_s"] is None:
+            lines.append("| %d | %s | %s | %s | - | - | - | - |" % (
+                row["nodes"], row["run"], "failed" if row["ours_s"] is None else "%.1f s" % row["ours_s"],
+                "failed" if row["naive_s"] is None else "%.1f s" % row["naive_s"]))
+            continue
         ratio = ("%.1fx" % (row["naive_s"] / row["ours_s"])) if row["ours_s"] else "-"
 
         def pair(a, b, fmt):

@@ -25,6 +25,9 @@ def problems(results, parts, npus, budget):
             out.append("%s: runs %s, expected a first and a second run" % (part, runs))
         for row in rows:
             where = "%s, %s nodes, %s run" % (part, row.get("nodes"), row.get("run"))
+            for failure in row.get("failures") or []:
+                out.append("%s: the %s run failed (rc %s): %s" % (where, failure.get("who"), failure.get("rc"),
+                                                                  str(failure.get("error", ""))[-600:]))
             missing = [key for key in KEYS if row.get(key) is None]
             if missing:
                 out.append("%s: no %s" % (where, ", ".join(missing)))

@@ -125,23 +125,37 @@ def _port_findings(host, ports, plan):
     out = []
     planned = dict((int(p['device']), p) for p in plan or [] if isinstance(p, dict) and 'device' in p)
     unanswered = dict(((e.get('device'), e.get('query')), e) for e in (ports or {}).get('errors') or [])
+
+    def unread(dev, query):
+        """The error text when ``query`` of ``dev`` could not be read: a value that was not read is not a value."""
+        error = unanswered.get((dev, query))
+        if error is None:
+            return None
+        return _own_words(host, dev, error.get('msg') or '%s could not be read' % query)
+
     for dev, entry in sorted(_devices(ports).items()):
         if entry.get('link') != 'UP':
-            out.append(finding(host, dev, 'link', entry.get('link'), 'UP', 'link is %s, expected UP' % entry.get('link')))
+            text = unread(dev, 'link')
+            out.append(finding(host, dev, 'link', entry.get('link'), 'UP',
+                               'the link could not be read: %s' % text if entry.get('link') is None and text
+                               else 'link is %s, expected UP' % entry.get('link')))
         if 'address' in entry:
             if entry['address'] is None:
+                text = unread(dev, 'ip')
                 out.append(finding(host, dev, 'address', None, (planned.get(dev) or {}).get('address'),
-                                   'the port has no IP address'))
+                                   'the address could not be read: %s' % text if text else 'the port has no IP address'))
             elif dev in planned and (entry['address'], entry.get('netmask')) != (planned[dev].get('address'), planned[dev].get('netmask')):
                 out.append(finding(host, dev, 'address', '%s/%s' % (entry['address'], entry.get('netmask')),
                                    '%s/%s' % (planned[dev].get('address'), planned[dev].get('netmask')),
                                    'address %s/%s differs from the inventory plan %s/%s'
                                    % (entry['address'], entry.get('netmask'), planned[dev].get('address'), planned[dev].get('netmask'))))
         if 'net_health' in entry and entry['net_health'] != 'Success':
+            text = unread(dev, 'net_health')
             out.append(finding(host, dev, 'net_health', entry['net_health'], 'Success',
-                               'net_health is %s, expected Success' % entry['net_health']))
+                               'net_health could not be read: %s' % text if entry['net_health'] is None and text
+                               else 'net_health is %s, expected Success' % entry['net_health']))
         for (edev, query), error in unanswered.items():
-            if edev == dev and query not in ('link', 'net_health'):
+            if edev == dev and query not in ('link', 'net_health') and not (query == 'ip' and entry.get('address') is None):
                 out.append(finding(host, dev, query, None, None,
                                    _own_words(host, dev, error.get('msg') or '%s could not be read' % query), WARN))
     return out

@@ -303,6 +303,21 @@ def test_no_address(node, run_module):
         'msg': 'node-07 NPU 2: the port has no IP address'}]
 
 
+def test_an_address_that_could_not_be_read_is_not_a_missing_address(node, run_module):
+    # a query the port could not answer says nothing about the address: the finding carries the tool's words
+    found = health_findings(node(ports=ports_read(run_module, ip_2=LINK_IS_DOWN)))
+    assert [(f['device'], f['check'], f['severity']) for f in found] == [(2, 'address', 'fail')]
+    assert found[0]['msg'] == 'node-07 NPU 2: the address could not be read: ip not read: Execute failed: Link status is down. (rc=22)'
+
+
+def test_net_health_and_link_that_could_not_be_read(node, run_module):
+    found = health_findings(node(ports=ports_read(run_module, net_health_1=LINK_IS_DOWN, link_5=LINK_IS_DOWN)))
+    texts = dict((f['device'], f['msg']) for f in found)
+    assert [(f['device'], f['check']) for f in found] == [(1, 'net_health'), (5, 'link')]
+    assert texts[1] == 'node-07 NPU 1: net_health could not be read: net_health not read: Execute failed: Link status is down. (rc=22)'
+    assert texts[5] == 'node-07 NPU 5: the link could not be read: link not read: Execute failed: Link status is down. (rc=22)'
+
+
 def test_address_differs_from_the_plan(node):
     plan = [dict(port, address='10.10.0.21') if port['device'] == 1 else port for port in PLAN]
     found = health_findings(node(plan=plan))
