@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import platform
 import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 # Where the Ascend driver installs its tools, searched in this order before PATH.
@@ -39,6 +40,12 @@ KILL_AFTER = 5
 # coreutils timeout: 124 when the command was stopped by TERM, 137 (128 + KILL) when it
 # had to be killed after the -k grace period.
 TIMEOUT_RCS = (124, 137)
+# AnsibleModule.run_command waits for output with select() in steps of 1 s and stops when a step
+# ends without output and the process has exited: a command that was silent for a second and
+# then wrote its answer and exited at that moment comes back with rc 0 and nothing read. Seen
+# under load (16 nodes on 2 cores: a jumbo ping and a net_health read answered "nothing"). Such a
+# call (rc 0, no output at all, at least this long) is run once more.
+SILENT_RETRY_AFTER = 0.9
 
 
 def cmd_to_text(cmd):
@@ -231,6 +238,19 @@ class Runner:
         argv = [str(arg) for arg in argv]
         environ = dict((str(k), str(v)) for k, v in (env or {}).items())
         environ.update(C_LOCALE)
+        rc, out, err, took = self._run_once(argv, environ)
+        if rc == 0 and not out and not err and took >= SILENT_RETRY_AFTER:
+            # maybe an answer run_command did not read (see SILENT_RETRY_AFTER): ask again, once
+            rc, out, err, took = self._run_once(argv, environ)
+        if self._timeout_bin and rc in TIMEOUT_RCS:
+            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
+                            msg='%s timed out after %s s. The driver may be hung or busy; check dmesg and '
+                                '`npu-smi info`, or raise the timeout option.' % (cmd_to_text(argv), self.timeout))
+        return rc, out, err
+
+    def _run_once(self, argv, environ):
+        """One run_command: (rc, stdout, stderr, seconds it took)."""
+        started = time.monotonic()
         try:
             rc, out, err = self.module.run_command(
                 self.wrap(argv), environ_update=environ, expand_user_and_vars=False,
@@ -238,11 +258,7 @@ class Runner:
         except (OSError, ValueError) as exc:
             raise ToolError(cmd=argv, msg='Could not run %s: %s. Check that the file is an executable for this host.'
                             % (cmd_to_text(argv), exc)) from exc
-        if self._timeout_bin and rc in TIMEOUT_RCS:
-            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err,
-                            msg='%s timed out after %s s. The driver may be hung or busy; check dmesg and '
-                                '`npu-smi info`, or raise the timeout option.' % (cmd_to_text(argv), self.timeout))
-        return rc, out, err
+        return rc, out, err, time.monotonic() - started
 
     def run_many(self, argvs, workers=DEFAULT_WORKERS, return_exceptions=False):
         """Run several commands concurrently (:func:`in_parallel`), results in the order of ``argvs``.

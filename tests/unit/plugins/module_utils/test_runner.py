@@ -389,3 +389,52 @@ def test_in_parallel_keeps_order_collects_exceptions_and_runs_everything():
     assert results[0] == 0 and isinstance(results[1], ValueError) and results[2:] == [20, 30]
     assert sorted(seen) == [0, 1, 2, 3]
     assert in_parallel(work, [], workers=4) == []
+
+
+# ---------------------------------------------------------------- an answer run_command did not read
+
+
+class LosesFirstAnswer:
+    """run_command that, like AnsibleModule.run_command's 1 s select() race, returns rc 0 and nothing for the first
+    call after ``delay`` seconds, then the real answer."""
+
+    def __init__(self, answer, delay, lost=1):
+        self.answer = answer
+        self.delay = delay
+        self.lost = lost
+        self.calls = 0
+
+    def run_command(self, argv, **_kwargs):
+        self.calls += 1
+        time.sleep(self.delay)
+        if self.calls <= self.lost:
+            return 0, '', ''
+        return self.answer
+
+    @staticmethod
+    def get_bin_path(_arg, required=False, opt_dirs=None):
+        return None
+
+
+def test_a_slow_call_that_answered_nothing_is_asked_again(monkeypatch):
+    # seen at 16 nodes on 2 cores: `hccn_tool -i 7 -ping ...` rc 0 and no output, so a healthy pair was "unreachable"
+    monkeypatch.setattr(_runner, 'SILENT_RETRY_AFTER', 0.05)
+    ping = (0, 'device 7 PING 10.20.7.24\nrecv seq=0,time=0.12ms\n1 packets transmitted, 1 received, 0.00% packet loss\n', '')
+    module = LosesFirstAnswer(ping, delay=0.06)
+    assert Runner(module, timeout=0).run(['hccn_tool', '-i', '7', '-ping', '-g', 'address', '10.20.7.24']) == ping
+    assert module.calls == 2
+
+
+def test_a_quick_silent_call_is_not_run_twice(monkeypatch):
+    # a command that prints nothing quickly (no 1 s select step passed) is taken as it is
+    monkeypatch.setattr(_runner, 'SILENT_RETRY_AFTER', 0.5)
+    module = LosesFirstAnswer((0, 'never seen', ''), delay=0.0, lost=5)
+    assert Runner(module, timeout=0).run(['cpupower', 'frequency-set', '-g', 'performance']) == (0, '', '')
+    assert module.calls == 1
+
+
+def test_a_call_is_asked_again_at_most_once(monkeypatch):
+    monkeypatch.setattr(_runner, 'SILENT_RETRY_AFTER', 0.01)
+    module = LosesFirstAnswer((0, 'never seen', ''), delay=0.02, lost=5)
+    assert Runner(module, timeout=0).run(['hccn_tool', '-i', '0', '-link', '-g']) == (0, '', '')
+    assert module.calls == 2
