@@ -42,6 +42,15 @@ def _cpu_children():
     return usage.ru_utime + usage.ru_stime
 
 
+def _why(stdout, stderr):
+    """What a failed run said: the first failed task of its output (its message), else the end of the output."""
+    lines = stdout.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("fatal:") or line.startswith("failed:"):
+            return "\n".join(lines[max(0, number - 2):number + 25]).strip()
+    return (stdout[-2500:] + "\n" + stderr[-1500:]).strip()
+
+
 def _median(values):
     values = [v for v in values if v is not None]
     return round(statistics.median(values), 3) if values else None
@@ -121,8 +130,8 @@ class PlaybookBench:
         if proc.returncode != 0 and not (part == "health" and who == "naive" and proc.returncode == 1):
             # the check script exits 1 on a problem; a fresh simulated PoD has none, so any failure is reported. The
             # run is kept out of the medians and goes on: one failed run must not lose the figures of the others.
-            tail = (proc.stdout[-2500:] + "\n" + proc.stderr[-1500:]).strip()
-            sample["error"] = "%s %s on %d nodes failed (rc %d):\n%s" % (who, part, nodes, proc.returncode, tail)
+            why = _why(proc.stdout, proc.stderr)
+            sample["error"] = "%s %s on %d nodes failed (rc %d):\n%s" % (who, part, nodes, proc.returncode, why)
             self.log(sample["error"])
         return sample
 
