@@ -265,63 +265,8 @@ stderr:
   type: str
 """
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, info_result, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_tool import HccnTool  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import discover_devices  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._port_config import vocabulary  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import Runner, host_name  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS  # noqa: E402
-
-# Status queries: the keys they give, read straight from the parse.
-STATUS = {'link': ('link',), 'net_health': ('net_health',)}
-# Queries returned as the parser's dictionary under their own name.
-NESTED = ('pfc_stat', 'optical', 'stat', 'lldp', 'link_stat')
-# Every query in the order it runs on a device: status, the port settings of hccn_config, the rest.
-ALL_QUERIES = ['link', 'net_health'] + list(PORTS.queries) + list(NESTED)
-DEFAULT_QUERIES = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu']
-
-
-def gather(module, params, warnings):
-    """Read every requested query of every device; the info result. Raises ModuleFailure."""
-    host = host_name()
-    runner = Runner(module, params['timeout'])
-    hccn = HccnTool.find(module, runner, params['hccn_tool_path'], host)
-    devices, more = discover_devices(
-        module, runner, params['devices'], params['npu_smi_path'], host, fallback=params['fallback_devices'],
-        then='The devices to query could not be discovered: set the devices option, or fallback_devices.')
-    warnings.extend(more)
-    queries = [query for query in ALL_QUERIES if query in params['queries']]
-    readings = hccn.read_devices([(device, queries) for device in devices], params['workers'])
-    settings = [query for query in queries if query in PORTS.by_query]
-    entries, config, raw, errors = {}, [], {}, []
-    for device in devices:
-        by_query = readings[device]
-        have, problems, more = vocabulary(PORTS, device, dict((q, by_query[q]) for q in settings))
-        warnings.extend(more)
-        entry = PORTS.export(have)
-        config.append(dict(entry))
-        raw[str(device)] = dict((q, r.parsed) for q, r in by_query.items() if r.parsed is not None)
-        for query in queries:
-            reading = by_query[query]
-            if query in STATUS or query in NESTED:
-                warnings.extend(reading.warnings())
-                if reading.meaning not in (None, _hccn_tool.UNSET):
-                    problems.append(reading)
-                parsed = reading.parsed or {}
-                if query in STATUS:
-                    entry.update((key, parsed.get(key)) for key in STATUS[query])
-                else:
-                    entry[query] = reading.parsed
-        for reading in problems:
-            if reading.meaning != _hccn_tool.UNANSWERED:
-                raise reading.reply.failure(hccn.subject(device))
-            errors.append(dict(reading.reply.detail(), device=device, query=reading.query,
-                               msg='%s: %s not read: %s (rc=%s)' % (hccn.subject(device), reading.query,
-                                                                    reading.reply.words, reading.reply.rc)))
-        entry.pop('device')
-        entries[str(device)] = entry
-    return info_result(entries, errors, config=config, raw=raw)
+from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES, DEFAULT_QUERIES, gather  # noqa: E402
 
 
 def main():

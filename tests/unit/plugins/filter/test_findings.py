@@ -26,6 +26,7 @@ from ansible_collections.npuops.ascend.plugins.filter.findings import (
     version_findings,
 )
 from ansible_collections.npuops.ascend.plugins.modules import hccl_bench, hccn_info, host_info, npu_info, numa_info, version_info
+from ansible_collections.npuops.ascend.plugins.module_utils import _host_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -143,7 +144,7 @@ def host_read(run_module, tmp_path, monkeypatch):
                     os.unlink(files[what])
             else:
                 (tmp_path / what).write_text(text)
-        monkeypatch.setattr(host_info, 'FILES', files)
+        monkeypatch.setattr(_host_info, 'FILES', files)
         monkeypatch.setattr(resource, 'getrlimit', lambda which: nofile)
         argv = ('/usr/sbin/lspci', '-D', '-n', '-d', '19e5:')
         res = run_module(host_info, {}, {argv: (0, lspci, '')}, bin_paths={'lspci': '/usr/sbin/lspci'})
@@ -387,7 +388,7 @@ def test_npus_on_pcie(node, host_read):
 def test_what_host_info_could_not_read_is_a_warning(node, host_read):
     host = host_read(thp=None)
     found = health_findings(node(host_info=host))
-    path = host_info.FILES['thp']
+    path = _host_info.FILES['thp']
     assert found == [{'host': H, 'device': None, 'check': 'thp', 'value': None, 'expected': None, 'severity': 'warn',
                       'msg': "node-07: %s could not be read: [Errno 2] No such file or directory: '%s'" % (path, path)}]
     assert host['errors'][0]['msg'] == found[0]['msg']   # the module's sentence, its subject not said twice

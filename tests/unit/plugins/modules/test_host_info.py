@@ -9,6 +9,7 @@ import resource
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import host_info
+from ansible_collections.npuops.ascend.plugins.module_utils import _host_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import TIMEOUT, sample
 
 LSPCI = '/usr/sbin/lspci'
@@ -39,8 +40,8 @@ def host(tmp_path, monkeypatch):
         path = tmp_path / what
         path.write_text(text)
         files[what] = str(path)
-    monkeypatch.setattr(host_info, 'FILES', files)
-    monkeypatch.setattr(host_info, 'PCI_DEVICES', str(tmp_path / 'no-sysfs'))
+    monkeypatch.setattr(_host_info, 'FILES', files)
+    monkeypatch.setattr(_host_info, 'PCI_DEVICES', str(tmp_path / 'no-sysfs'))
     monkeypatch.setattr(platform, 'release', lambda: '5.10.0-136.12.0.86.oe2203sp1.aarch64')
     monkeypatch.setattr(platform, 'machine', lambda: 'aarch64')
     monkeypatch.setattr(resource, 'getrlimit', lambda which: (65535, 65535) if which == resource.RLIMIT_NOFILE else (-1, -1))
@@ -176,7 +177,7 @@ def test_unknown_line_in_a_file_is_a_warning(run_module, host, tmp_path):
 
 def test_without_lspci_the_npus_come_from_sysfs_with_a_warning(run_module, host, tmp_path, monkeypatch):
     root = sysfs(tmp_path / 'devices', SYSFS_NODE)
-    monkeypatch.setattr(host_info, 'PCI_DEVICES', root)
+    monkeypatch.setattr(_host_info, 'PCI_DEVICES', root)
     res = run_module(host_info, {}, {})
     assert not res.failed, res
     assert res.calls == []
@@ -193,7 +194,7 @@ def test_without_lspci_the_npus_come_from_sysfs_with_a_warning(run_module, host,
 def test_sysfs_fallback_without_sysfs_is_an_error_entry(run_module, host):
     res = run_module(host_info, {}, {})
     assert not res.failed, res
-    missing = host_info.PCI_DEVICES
+    missing = _host_info.PCI_DEVICES
     assert res.result['count'] == 0
     assert res.result['errors'] == [{
         'what': 'pci', 'path': missing,
@@ -203,7 +204,7 @@ def test_sysfs_fallback_without_sysfs_is_an_error_entry(run_module, host):
 
 def test_failing_lspci_falls_back_to_sysfs(run_module, host, tmp_path, monkeypatch):
     root = sysfs(tmp_path / 'devices', SYSFS_NODE)
-    monkeypatch.setattr(host_info, 'PCI_DEVICES', root)
+    monkeypatch.setattr(_host_info, 'PCI_DEVICES', root)
     res = run_module(host_info, {}, {ARGV: NO_ACCESS}, bin_paths={'lspci': LSPCI})
     assert not res.failed, res
     assert res.calls == [list(ARGV)]

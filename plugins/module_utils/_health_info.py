@@ -1,0 +1,75 @@
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What health_info reads: the npu_info, hccn_info, numa_info and host_info parts of one node in one module run.
+
+A part that cannot be read is kept as data (``failed: true`` with the message, command, exit code
+and output of the call that failed), so the health check can name it as a finding of the node
+while the other parts are still read.
+Python 3.9 compatible: this file runs on the managed nodes.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import gather as gather_ports
+from ansible_collections.npuops.ascend.plugins.module_utils._host_info import HostReader
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import gather as gather_npu
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import resolve_subsets
+from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import NpuSmi
+from ansible_collections.npuops.ascend.plugins.module_utils._numa_info import gather as gather_numa
+from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, Runner, host_name
+
+PARTS = ('npu', 'ports', 'numa', 'host_info', 'npu_again')
+
+
+def failed_part(exc):
+    """A part that could not be read, in the shape of a failed module result."""
+    out = exc.result()
+    out['failed'] = True
+    return out
+
+
+def read_npu(module, params, subsets, health_view, warnings):
+    npu_smi = NpuSmi.find(module, Runner(module, params['timeout']), params['npu_smi_path'], host_name())
+    try:
+        return gather_npu(npu_smi, subsets, params['devices'], params['workers'], health_view)
+    finally:
+        warnings.extend(npu_smi.warnings)
+
+
+def port_params(params, found):
+    """The hccn_info parameters: the NPUs the npu part found, so the port read does not list them again."""
+    devices = params['devices']
+    if devices is None and found.get('npu'):
+        devices = sorted(int(dev) for dev in found['npu'].get('devices') or {})
+    return dict(params, queries=params['port_queries'], devices=devices or params['devices'])
+
+
+def plan(module, params, warnings, found):
+    """The parts to read, in order: (result key, function); ``found`` holds the parts read so far."""
+    parts = []
+    if params['npu']:
+        parts.append(('npu', lambda: read_npu(module, params, resolve_subsets(params['npu_subset']), params['health_view'], warnings)))
+    if params['ports']:
+        parts.append(('ports', lambda: gather_ports(module, port_params(params, found), warnings)))
+    if params['host']:
+        parts.append(('numa', lambda: gather_numa(module, params, warnings)))
+        parts.append(('host_info', lambda: HostReader(module, warnings, params).gather()))
+    if params['npu'] and params['ecc_again']:
+        # last: the other parts took time since the first ECC read
+        parts.append(('npu_again', lambda: read_npu(module, params, set(['ecc']), 'all', warnings)))
+    return parts
+
+
+def read_health(module, params, warnings):
+    """Read every part; never raises for a part that cannot be read."""
+    result = dict((key, None) for key in PARTS)
+    failed = []
+    found = {}
+    for key, read in plan(module, params, warnings, found):
+        try:
+            result[key] = found[key] = read()
+        except ModuleFailure as exc:
+            result[key] = failed_part(exc.at(host_name()))
+            failed.append(key)
+    result.update(changed=False, failed_parts=failed)
+    return result
