@@ -154,16 +154,19 @@ class Reply:
         self.stdout = stdout or ''
         self.stderr = stderr or ''
         self.error = None if rc == 0 else classify_error('%s\n%s' % (self.stderr, self.stdout))
+        self.silent = False  # a GET that exited 0 without printing anything, twice (see HccnTool.read)
 
     @property
     def ok(self):
-        return self.rc == 0
+        return self.rc == 0 and not self.silent
 
     @property
     def meaning(self):
         """None for success, else UNSET, UNANSWERED, BUSY or FAILED."""
         if self.ok:
             return None
+        if self.silent:
+            return UNANSWERED
         return self.error['meaning'] if self.error else FAILED
 
     @property
@@ -172,6 +175,8 @@ class Reply:
 
     @property
     def words(self):
+        if self.silent:
+            return 'the tool exited 0 without printing anything, twice'
         return tool_output(self.stdout, self.stderr)
 
     def failure(self, subject, then=''):
@@ -251,6 +256,10 @@ class HccnTool:
     def read(self, device, query):
         """GET ``query`` of ``device`` and parse it; a Reading whatever the answer."""
         reply = self.get(device, query)
+        if reply.ok and not reply.stdout.strip() and not reply.stderr.strip():
+            # every GET prints its value or an error: silence is an answer that got lost, ask once more
+            reply = self.get(device, query)
+            reply.silent = reply.rc == 0 and not reply.stdout.strip() and not reply.stderr.strip()
         if not reply.ok:
             return Reading(query, reply)
         parsed, unparsed = parse_output(parsers.PARSERS[query], reply.argv, reply.stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ansible_collections.npuops.ascend.plugins.filter.findings import health_findings
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, sample
@@ -307,3 +308,27 @@ def test_query_choices_cover_the_port_attribute_table():
     from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
     assert set(PORTS.queries) <= set(hccn_info.ALL_QUERIES)
     assert len(hccn_info.ALL_QUERIES) == len(set(hccn_info.ALL_QUERIES))
+
+
+def test_a_silent_answer_is_asked_again(run_module):
+    # rc 0 and nothing printed: seen under load on 32 simulated nodes (an answer run_command did not read)
+    res = run_module(hccn_info, {'devices': [1], 'queries': ['link']},
+                     {argv(1, 'link'): [(0, '', ''), (0, LINK_UP, '')]})
+    assert not res.failed, res
+    assert res.calls == [list(argv(1, 'link'))] * 2
+    assert res.result['devices']['1']['link'] == 'UP' and res.result['errors'] == []
+
+
+def test_a_query_silent_twice_is_an_error_entry_never_a_value(run_module):
+    res = run_module(hccn_info, {'devices': [1], 'queries': ['link', 'ip']},
+                     {argv(1, 'link'): (0, '', ''), argv(1, 'ip'): (0, ip(1), '')})
+    assert not res.failed, res
+    assert res.result['devices']['1']['link'] is None
+    assert res.result['devices']['1']['address'] is not None
+    [error] = res.result['errors']
+    assert (error['device'], error['query'], error['rc']) == (1, 'link', 0)
+    assert error['msg'] == ('NPU 1 on %s: link not read: the tool exited 0 without printing anything, twice (rc=0)' % HOST)
+    # and the health check says the link could not be read, not "link is None"
+    found = health_findings({'host': HOST, 'ports': res.result}, {'npus_per_node': 1})
+    assert [f['msg'] for f in found if f['check'] == 'link'] == [
+        '%s NPU 1: the link could not be read: %s' % (HOST, error['msg'].split(': ', 1)[1]) ]
