@@ -331,4 +331,4 @@ def test_a_query_silent_twice_is_an_error_entry_never_a_value(run_module):
     # and the health check says the link could not be read, not "link is None"
     found = health_findings({'host': HOST, 'ports': res.result}, {'npus_per_node': 1})
     assert [f['msg'] for f in found if f['check'] == 'link'] == [
-        '%s NPU 1: the link could not be read: %s' % (HOST, error['msg'].split(': ', 1)[1]) ]
+        '%s NPU 1: the link could not be read: %s' % (HOST, error['msg'].split(': ', 1)[1])]
