@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, sample
-
-
-def health_findings(data, limits=None):
-    """The controller-side filter, imported when a test uses it: the node-side compat run (Python 3.9,
-    module_utils only) cannot import the controller's ansible, so those tests skip there."""
-    try:
-        from ansible_collections.npuops.ascend.plugins.filter.findings import health_findings as real
-    except (ImportError, SyntaxError) as exc:
-        pytest.skip('controller-side filter not importable here: %s' % exc)
-    return real(data, limits)
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import health_findings, HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
 
 LIST = sample('npu_smi/list/blog_910b4_25.0.rc1.1')                    # 8 NPUs

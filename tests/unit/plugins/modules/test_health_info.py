@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _host_info
 from ansible_collections.npuops.ascend.plugins.modules import health_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import health_findings, HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample
 
 # Real samples (tests/fixtures/captures, cut byte for byte into tests/unit/fixtures/parsers).
 INFO_BUSY = sample('npu_smi/info/vllm5111_910b2_25.2.0_busy')          # 25.2.0, 8 x 910B2, every row OK
@@ -31,16 +31,6 @@ LSPCI = '/usr/sbin/lspci'
 LSPCI_ARGV = (LSPCI, '-D', '-n', '-d', '19e5:')
 LSPCI_NONE = sample('host/lspci/vm_D_n_d19e5_empty')
 PERMISSION = (12, '', 'permission denied: pls check this cmd run permission.\n')   # hccn_tool, exit = code & 0xFF
-
-
-def health_findings(data, limits=None):
-    """The controller-side filter, imported when a test uses it: the node-side compat run (Python 3.9,
-    module_utils only) cannot import the controller's ansible, so those tests skip there."""
-    try:
-        from ansible_collections.npuops.ascend.plugins.filter.findings import health_findings as real
-    except (ImportError, SyntaxError) as exc:
-        pytest.skip('controller-side filter not importable here: %s' % exc)
-    return real(data, limits)
 
 
 PORT_QUERIES = ['link', 'net_health', 'ip', 'tls', 'pfc']   # the order they run on a device
