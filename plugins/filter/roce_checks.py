@@ -259,8 +259,12 @@ def _port_changes(before, after):
     return parts
 
 
-def roce_change_ticket(plans, title='roce_lossless'):
-    """The lines of a change ticket from the check-mode hccn_config results of every node ({host: result})."""
+def roce_change_ticket(plans, title='roce_lossless', together=False):
+    """The lines of a change ticket from the check-mode hccn_config results of every node ({host: result}).
+
+    ``together``: the commands of a port run in one pass and its link is waited for once, so a port whose MTU and PFC
+    both change flaps once.
+    """
     if not isinstance(plans, Mapping):
         raise AnsibleFilterError('roce_change_ticket: expects a dict {host: registered hccn_config result}')
     lines = []
@@ -280,6 +284,8 @@ def roce_change_ticket(plans, title='roce_lossless'):
             if not parts:
                 continue
             device_flaps = sum(1 for c in commands if (' -i %d ' % dev) in c and any(k in c for k in LINK_AFFECTING))
+            if together:
+                device_flaps = min(device_flaps, 1)
             ports += 1
             flaps += device_flaps
             node_lines.append('  NPU %d: %s; %d link flap%s' % (dev, '; '.join(parts), device_flaps, '' if device_flaps == 1 else 's'))
@@ -292,12 +298,15 @@ def roce_change_ticket(plans, title='roce_lossless'):
         for busy in result.get('busy') or []:
             lines.append('  NPU %s runs pid %s (%s): the change is refused there unless roce_lossless_allow_busy=true'
                          % (busy.get('device'), busy.get('pid'), busy.get('name')))
-    head = ('Change ticket (%s): %d node(s) of %d change, %d port(s), %d link flap(s) in all (each MTU or PFC set takes '
-            'its port down for a few seconds)' % (title, len(changing), len(plans), ports, flaps))
+    head = ('Change ticket (%s): %d node(s) of %d change, %d port(s), %d link flap(s) in all (%s)'
+            % (title, len(changing), len(plans), ports, flaps,
+               'the settings of a port are set in one pass, which takes the port down once for a few seconds' if together
+               else 'each MTU or PFC set takes its port down for a few seconds'))
     return [head] + lines
 
 
-STEPS = ('roce_lossless_step_address', 'roce_lossless_step_mtu', 'roce_lossless_step_pfc', 'roce_lossless_step_dscp')
+STEPS = ('roce_lossless_step_all', 'roce_lossless_step_address', 'roce_lossless_step_mtu', 'roce_lossless_step_pfc',
+         'roce_lossless_step_dscp')
 
 
 def _var(hostvars, host, name):
@@ -368,6 +377,23 @@ def roce_batch_outcome(batch, hostvars, all_hosts=None, restore_enabled=True):
     lines.append('Not touched: %s. Fix the cause and run again: nodes that already match change nothing.'
                  % (', '.join(untouched) or 'none'))
     return ' '.join(lines)
+
+
+def changed_ports(result, keys):
+    """NPU ids an hccn_config result changed whose value of any of ``keys`` differs between ``before`` and ``after``
+    (a one-pass change told apart per setting); [] for a skipped or missing result."""
+    keys = [keys] if isinstance(keys, str) else list(keys or [])
+    if not isinstance(result, Mapping):
+        return []
+    touched = set(result.get('changed_devices') or [])
+    befores = _devices(result.get('before') or [])
+    afters = _devices(result.get('after') or [])
+    out = []
+    for dev in sorted(touched):
+        before, after = befores.get(dev) or {}, afters.get(dev) or {}
+        if any(key in before and before.get(key) != after.get(key) for key in keys):
+            out.append(dev)
+    return out
 
 
 def _pair_key(hosts):
@@ -579,6 +605,7 @@ class FilterModule:
             'roce_desired_config': roce_desired_config,
             'roce_precheck_findings': roce_precheck_findings,
             'port_config_subset': port_config_subset,
+            'changed_ports': changed_ports,
             'hccl_alignment_findings': hccl_alignment_findings,
             'pfc_steady_findings': pfc_steady_findings,
             'roce_change_ticket': roce_change_ticket,

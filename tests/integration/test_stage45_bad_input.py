@@ -43,6 +43,10 @@ CASES = {
     # ---- options of the roce_lossless role ----
     "addresses-mode": (ROCE, [], {"roce_lossless_addresses": "bogus"},
                        ["roce_lossless_addresses must be one of: check, apply, ignore, got: bogus"]),
+    "steps-mode": (ROCE, [], {"roce_lossless_steps": "fast"},
+                   ["roce_lossless_steps must be one of: together, stepwise, got: fast"]),
+    "steps-mode-in-site": (SITE, STAGE4, {"roce_lossless_steps": "all-at-once"},
+                           ["roce_lossless_steps must be one of: together, stepwise, got: all-at-once"]),
     "link-timeout-zero": (ROCE, [], {"roce_lossless_link_timeout": 0},
                           ["roce_lossless_link_timeout 0 is outside 1-3600 seconds"]),
     "link-timeout-words": (ROCE, [], {"roce_lossless_link_timeout": "soon"},

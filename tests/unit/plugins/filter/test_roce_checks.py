@@ -23,6 +23,7 @@ from ansible_collections.npuops.ascend.plugins.filter.roce_checks import (
     port_config_subset,
     ring_neighbours,
     ring_pairs,
+    changed_ports,
     roce_batch_outcome,
     roce_change_ticket,
     roce_desired_config,
@@ -75,8 +76,8 @@ def only(found):
 
 def test_filter_table():
     assert sorted(roce_checks.FilterModule().filters()) == [
-        'crossnode_findings', 'hccl_alignment_findings', 'hccl_env_findings', 'hccl_env_problem_lines', 'pairwise_culprit',
-        'pfc_steady_findings', 'port_config_subset', 'ring_neighbours', 'ring_pairs', 'roce_batch_outcome',
+        'changed_ports', 'crossnode_findings', 'hccl_alignment_findings', 'hccl_env_findings', 'hccl_env_problem_lines',
+        'pairwise_culprit', 'pfc_steady_findings', 'port_config_subset', 'ring_neighbours', 'ring_pairs', 'roce_batch_outcome',
         'roce_change_ticket', 'roce_desired_config', 'roce_port_findings', 'roce_precheck_findings']
 
 
@@ -537,6 +538,15 @@ def test_change_ticket_counts_the_flaps_of_npu_1_apart_from_npu_10():
     assert lines[0].startswith('Change ticket (roce_lossless): 1 node(s) of 1 change, 2 port(s), 3 link flap(s) in all')
 
 
+def test_change_ticket_of_a_one_pass_change_counts_one_flap_per_port():
+    lines = roce_change_ticket(PLANS, together=True)
+    assert lines[0] == ('Change ticket (roce_lossless): 1 node(s) of 3 change, 2 port(s), 1 link flap(s) in all (the settings '
+                        'of a port are set in one pass, which takes the port down once for a few seconds)')
+    assert lines[2] == '  NPU 0: DSCP 33 -> TC 3 (was 0); mtu 1500 -> 9000; pfc_priorities [] -> [4]; 1 link flap'
+    # a port without an MTU or PFC set does not flap in one pass either
+    assert lines[3] == '  NPU 1: DSCP 33 -> TC 3 (was 0); 0 link flaps'
+
+
 @pytest.mark.parametrize('result, text', [
     (None, 'no result'), ({'skipped': True, 'skip_reason': 'Conditional result was False'}, 'no result'),
     ('junk', 'no result'), ({'failed': True}, 'no result')])
@@ -647,6 +657,38 @@ def test_pairwise_culprit_wants_a_threshold():
     with pytest.raises(AnsibleFilterError, match=r'^pairwise_culprit: threshold must be a number of GB/s'):
         pairwise_culprit([], 'fast')
     assert pairwise_culprit(None, 20)['pairs'] == []
+
+
+# ---- changed_ports --------------------------------------------------------------------------------------------------
+
+ONE_PASS = {
+    'changed': True,
+    'changed_devices': [0, 1, 3],
+    'failed_devices': [3],
+    'before': [{'device': 0, 'mtu': 1500, 'pfc_priorities': [], 'dscp_to_tc': dscp(2)},
+               {'device': 1, 'mtu': 9000, 'pfc_priorities': [], 'dscp_to_tc': dscp(3)},
+               {'device': 2, 'mtu': 9000, 'pfc_priorities': [4], 'dscp_to_tc': dscp(3)},
+               {'device': 3, 'mtu': 1500, 'pfc_priorities': [], 'dscp_to_tc': dscp(2)}],
+    # NPU 3 failed: its after holds only its id
+    'after': [{'device': 0, 'mtu': 9000, 'pfc_priorities': [4], 'dscp_to_tc': dscp(3)},
+              {'device': 1, 'mtu': 9000, 'pfc_priorities': [4], 'dscp_to_tc': dscp(3)},
+              {'device': 2, 'mtu': 9000, 'pfc_priorities': [4], 'dscp_to_tc': dscp(3)},
+              {'device': 3}],
+}
+
+
+@pytest.mark.parametrize('keys, devices', [
+    ('mtu', [0, 3]), ('pfc_priorities', [0, 1, 3]), ('dscp_to_tc', [0, 3]), (['mtu', 'dscp_to_tc'], [0, 3]),
+    # not asked for, so never changed
+    (['address', 'netmask'], []), ([], [])])
+def test_changed_ports_per_setting_of_a_one_pass_result(keys, devices):
+    assert changed_ports(ONE_PASS, keys) == devices
+
+
+@pytest.mark.parametrize('result', [None, 'junk', {'changed': False, 'skipped': True},
+                                    {'changed': False, 'before': ONE_PASS['before'], 'after': ONE_PASS['before']}])
+def test_changed_ports_of_a_result_that_changed_nothing(result):
+    assert changed_ports(result, 'mtu') == []
 
 
 # ---- roce_batch_outcome ---------------------------------------------------------------------------------------------
@@ -768,6 +810,21 @@ class Undefined(dict):
 
     def __getitem__(self, name):
         raise RuntimeError("'roce_lossless_failure' is undefined")
+
+
+def test_batch_outcome_of_a_one_pass_change_that_failed_half_way():
+    hostvars = {
+        'node01': {'roce_lossless_step_all': ONE_PASS, 'roce_lossless_step_mtu': SKIPPED,
+                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass',
+                                             'msg': '1 of 3 NPU ports failed'},
+                   'roce_lossless_backup_file': BACKUP % 'node01',
+                   'roce_lossless_restore': {'changed': True, 'changed_devices': [0, 1, 3], 'failed': False}},
+        'node02': {'roce_lossless_step_all': SKIPPED, 'roce_lossless_backup_file': None, 'roce_lossless_restore': SKIPPED},
+    }
+    message = roce_batch_outcome(['node01', 'node02'], hostvars, ['node01', 'node02'])
+    assert 'node01: changed NPU 0, 1, 3; restored from %s (NPU 0, 1, 3 set back).' % (BACKUP % 'node01') in message
+    assert 'node02: not restored: nothing was changed on it.' in message
+    assert 'Changed in this batch: node01. Restored: node01.' in message
 
 
 def test_batch_outcome_treats_unknown_or_failing_variables_as_unset():

@@ -57,6 +57,26 @@ def sample(case):
         return handle.read().decode('utf-8')
 
 
+def fake_host_files(tmp_path, monkeypatch, meminfo):
+    """Point host_info at host files in ``tmp_path`` filled with real samples (os-release of openEuler 22.03 SP1,
+    ``meminfo`` as given, swappiness 10, THP never), no PCI sysfs, an openEuler aarch64 kernel and 65535 open files.
+    Returns the paths by FILES key."""
+    import resource  # pylint: disable=import-outside-toplevel  # POSIX only, like the module
+    from ansible_collections.npuops.ascend.plugins.module_utils import _host_info  # pylint: disable=import-outside-toplevel
+    files = {}
+    for what, text in (('os_release', sample('host/os_release/openeuler_2203_lts_sp1')), ('meminfo', meminfo),
+                       ('swappiness', '10\n'), ('thp', sample('host/thp/netcore_enabled_never'))):
+        path = tmp_path / what
+        path.write_text(text)
+        files[what] = str(path)
+    monkeypatch.setattr(_host_info, 'FILES', files)
+    monkeypatch.setattr(_host_info, 'PCI_DEVICES', str(tmp_path / 'no-sysfs'))
+    monkeypatch.setattr(platform, 'release', lambda: '5.10.0-136.12.0.86.oe2203sp1.aarch64')
+    monkeypatch.setattr(platform, 'machine', lambda: 'aarch64')
+    monkeypatch.setattr(resource, 'getrlimit', lambda which: (65535, 65535) if which == resource.RLIMIT_NOFILE else (-1, -1))
+    return files
+
+
 def health_findings(data, limits=None):
     """The controller-side filter, imported when a test uses it: the node-side compat run (Python 3.9,
     module_utils only) cannot import the controller's ansible, so those tests skip there."""

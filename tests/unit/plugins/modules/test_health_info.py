@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import platform
-import resource
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _host_info
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import health_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import health_findings, HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import (
+    fake_host_files, health_findings, HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample)
 
 # Real samples (tests/fixtures/captures, cut byte for byte into tests/unit/fixtures/parsers).
 INFO_BUSY = sample('npu_smi/info/vllm5111_910b2_25.2.0_busy')          # 25.2.0, 8 x 910B2, every row OK
@@ -24,9 +23,7 @@ TLS = sample('hccn_tool/tls/cann_doc_old_format_dev0')
 PFC = sample('hccn_tool/pfc/hixl_dev0_prio4')
 NUMACTL_H = sample('numa/numactl/atlas800t_a2_8node')
 LSCPU_HOST = sample('numa/lscpu/blog_atlas800i_a2_new_layout')
-OS_RELEASE = sample('host/os_release/openeuler_2203_lts_sp1')
 MEMINFO_HUGE = sample('host/meminfo/aarch64_64k_grep_huge_64_pages')
-THP = sample('host/thp/netcore_enabled_never')
 LSPCI = '/usr/sbin/lspci'
 LSPCI_ARGV = (LSPCI, '-D', '-n', '-d', '19e5:')
 LSPCI_NONE = sample('host/lspci/vm_D_n_d19e5_empty')
@@ -64,18 +61,9 @@ def commands(table=INFO_BUSY, devices=range(8)):
 
 @pytest.fixture
 def host(tmp_path, monkeypatch):
-    """The host files host_info reads, in tmp_path, filled with real samples."""
-    files = {}
-    for what, text in (('os_release', OS_RELEASE), ('meminfo', MEMINFO_HUGE), ('swappiness', '10\n'), ('thp', THP)):
-        path = tmp_path / what
-        path.write_text(text)
-        files[what] = str(path)
-    monkeypatch.setattr(_host_info, 'FILES', files)
-    monkeypatch.setattr(_host_info, 'PCI_DEVICES', str(tmp_path / 'no-sysfs'))
-    monkeypatch.setattr(platform, 'release', lambda: '5.10.0-136.12.0.86.oe2203sp1.aarch64')
-    monkeypatch.setattr(resource, 'getrlimit', lambda which: (65535, 65535) if which == resource.RLIMIT_NOFILE else (-1, -1))
+    """The host files host_info reads, in tmp_path, filled with real samples (huge pages set)."""
     monkeypatch.setattr(_hccn_tool, 'BUSY_RETRY_DELAY', 0)
-    return files
+    return fake_host_files(tmp_path, monkeypatch, MEMINFO_HUGE)
 
 
 def run(run_module, args=None, cmds=None, **kwargs):

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import os
-import platform
 import resource
 
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import host_info
 from ansible_collections.npuops.ascend.plugins.module_utils import _host_info
-from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import TIMEOUT, sample
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import TIMEOUT, fake_host_files, sample
 
 LSPCI = '/usr/sbin/lspci'
 ARGV = (LSPCI, '-D', '-n', '-d', '19e5:')
 
 # Real samples (tests/fixtures/captures/host_*.txt, proc_meminfo_swappiness_thp.txt).
-OS_RELEASE = sample('host/os_release/openeuler_2203_lts_sp1')
 MEMINFO = sample('host/meminfo/aarch64_64k_full_4_18')                 # 0 huge pages of 512 MB
 MEMINFO_HUGE = sample('host/meminfo/aarch64_64k_grep_huge_64_pages')   # grep Huge: 64 pages, no MemTotal
 THP = sample('host/thp/netcore_enabled_never')                          # always madvise [never]
@@ -35,17 +33,7 @@ NO_LSPCI = ('node-07: lspci not found: looked in /usr/sbin, /sbin, /usr/local/As
 @pytest.fixture
 def host(tmp_path, monkeypatch):
     """The host files of host_info in tmp_path, filled with real samples; returns their paths by FILES key."""
-    files = {}
-    for what, text in (('os_release', OS_RELEASE), ('meminfo', MEMINFO), ('swappiness', '10\n'), ('thp', THP)):
-        path = tmp_path / what
-        path.write_text(text)
-        files[what] = str(path)
-    monkeypatch.setattr(_host_info, 'FILES', files)
-    monkeypatch.setattr(_host_info, 'PCI_DEVICES', str(tmp_path / 'no-sysfs'))
-    monkeypatch.setattr(platform, 'release', lambda: '5.10.0-136.12.0.86.oe2203sp1.aarch64')
-    monkeypatch.setattr(platform, 'machine', lambda: 'aarch64')
-    monkeypatch.setattr(resource, 'getrlimit', lambda which: (65535, 65535) if which == resource.RLIMIT_NOFILE else (-1, -1))
-    return files
+    return fake_host_files(tmp_path, monkeypatch, MEMINFO)
 
 
 def sysfs(root, devices):
