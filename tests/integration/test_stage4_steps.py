@@ -97,3 +97,27 @@ def test_stepwise_change_follows_the_method_after_a_full_restore_point(pod):
         assert report["changed_devices"]["mtu"] == list(range(8))
         assert report["changed_devices"]["pfc"] == list(range(8))
     _roll_back(pod)
+
+
+def test_one_pass_change_sets_the_planned_address_with_roce_lossless_addresses_apply(pod):
+    sim = "/usr/local/sbin/npu-sim"
+    # NPU 3 of node02 holds an address that is not the plan's (10.20.3.12)
+    pod.node("node02", sim, "state", "set", "npus.3.net.ip", "10.20.3.99")
+    try:
+        rc, out = pod.playbook("roce_lossless.yml", {"roce_lossless_batch": "100%"}, ["--check"])
+        assert rc == 2, out[-3000:]
+        assert "the port has 10.20.3.99/255.255.255.0, the plan (npuops_npu_ports / npuops_npu_ip_plan) says 10.20.3.12/255.255.255.0" in out
+        rc, out = pod.playbook("roce_lossless.yml", {"roce_lossless_batch": "100%", "roce_lossless_addresses": "apply"})
+        assert rc == 0, out[-3000:]
+        assert "NPU 3: address 10.20.3.99 -> 10.20.3.12; DSCP 33 -> TC 3 (was 2); mtu 1500 -> 9000; pfc_priorities [] -> [4]; " \
+               "1 link flap" in out
+        assert "ipaddr:10.20.3.12" in pod.node("node02", HCCN_TOOL, "-i", "3", "-ip", "-g").replace(" ", "")
+        _path, backup = _newest_backup(pod, "node02")
+        assert [(d["device"], d["address"]) for d in backup["devices"] if d["device"] == 3] == [(3, "10.20.3.99")]
+        report = _node_report(pod, "node02")
+        assert report["changed_devices"]["address"] == [3]
+        assert report["changed_devices"]["mtu"] == list(range(8))
+        _roll_back(pod)
+        assert "ipaddr:10.20.3.99" in pod.node("node02", HCCN_TOOL, "-i", "3", "-ip", "-g").replace(" ", "")
+    finally:
+        pod.node("node02", sim, "state", "set", "npus.3.net.ip", "10.20.3.12")
