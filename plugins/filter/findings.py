@@ -24,6 +24,7 @@ HEALTH_LIMITS = {
     'min_hugepages': 1,
     'max_swappiness': 10,
     'min_nofile': 65535,
+    'product_family': None,
 }
 
 
@@ -80,11 +81,29 @@ def _ecc_counts(entry):
     return max(current, aggregate), single
 
 
+def _rows(device):
+    """The summary-table rows of one NPU: its dies (A3: two per NPU; 310P Duo: two chips per card), else its one row."""
+    return [row for row in device.get('dies') or [device.get('info') or {}] if isinstance(row, dict)]
+
+
+def _shared_bus_ids(npu):
+    """How many table rows repeat the bus id of an earlier row (the second chip of an Atlas 300I Duo card)."""
+    seen, repeats = set(), 0
+    for entry in _devices(npu).values():
+        for row in _rows(entry):
+            bus = row.get('bus_id')
+            if bus in seen:
+                repeats += 1
+            elif bus:
+                seen.add(bus)
+    return repeats
+
+
 def _temperature(device):
     temps = []
-    info = device.get('info') or {}
-    if isinstance(info.get('temp_c'), (int, float)):
-        temps.append(info['temp_c'])
+    for info in _rows(device):
+        if isinstance(info.get('temp_c'), (int, float)):
+            temps.append(info['temp_c'])
     for chip in (device.get('temp') or {}).get('chips') or []:
         value = chip.get('npu_temperature_c')
         if isinstance(value, (int, float)):
@@ -95,12 +114,28 @@ def _temperature(device):
 def _npu_findings(host, npu, npu_again, limits):
     out = []
     devices = _devices(npu)
-    if len(devices) != limits['npus_per_node']:
-        out.append(finding(host, None, 'npu_count', len(devices), limits['npus_per_node'],
-                           'npu-smi lists %d NPUs, expected %d' % (len(devices), limits['npus_per_node'])))
+    # npus_per_node counts devices: an NPU of two dies (A3) or a card of two chips (310P Duo) is two
+    count = sum(len(_rows(entry)) for entry in devices.values())
+    if count != limits['npus_per_node']:
+        listed = ('%d NPUs' % count if count == len(devices)
+                  else '%d NPUs with %d devices (dies or chips)' % (len(devices), count))
+        out.append(finding(host, None, 'npu_count', count, limits['npus_per_node'],
+                           'npu-smi lists %s, expected %d' % (listed, limits['npus_per_node'])))
+    product = ((npu or {}).get('summary') or {}).get('product') or {}
+    declared = limits.get('product_family')
+    if declared and product.get('known') and product.get('family') != str(declared):
+        out.append(finding(host, None, 'product', product.get('family'), str(declared),
+                           'npu-smi shows %s chips (family %s) but the PoD declares family %s (npuops_product_family): set '
+                           'npuops_product_family: %s for this group, or move the node to the group of its product'
+                           % ('/'.join(product.get('chip_names') or []), product.get('family'), declared, product.get('family'))))
+    for error in (npu or {}).get('errors') or []:
+        if isinstance(error, dict) and error.get('query') == 'info':
+            out.append(finding(host, error.get('device'), 'npu_row', None, 'readable',
+                               _own_words(host, error.get('device'), error.get('msg') or 'a row of npu-smi info could not be read')))
     again = _devices(npu_again)
     for dev, entry in sorted(devices.items()):
-        health = (entry.get('info') or {}).get('health')
+        words = [row.get('health') for row in _rows(entry)]
+        health = next((word for word in words if word != 'OK'), 'OK') if words else None
         detail = entry.get('health') or {}
         if health != 'OK' or (detail.get('health') not in (None, 'OK')):
             word = detail.get('health') if detail.get('health') not in (None, 'OK') else health
@@ -181,9 +216,10 @@ def _host_findings(host, numa, host_info, limits):
         if soft is not None and soft < limits['min_nofile']:
             out.append(finding(host, None, 'nofile', soft, '>= %d' % limits['min_nofile'],
                                'open-file limit is %s, the method recommends at least %d (ulimit -n)' % (soft, limits['min_nofile']), WARN))
-        if host_info.get('count') != limits['npus_per_node']:
-            out.append(finding(host, None, 'pcie', host_info.get('count'), limits['npus_per_node'],
-                               '%s NPUs visible on PCIe (lspci), expected %d' % (host_info.get('count'), limits['npus_per_node'])))
+        expected = limits['npus_per_node'] - limits.get('shared_bus_ids', 0)
+        if host_info.get('count') != expected:
+            out.append(finding(host, None, 'pcie', host_info.get('count'), expected,
+                               '%s NPUs visible on PCIe (lspci), expected %d' % (host_info.get('count'), expected)))
         for error in host_info.get('errors') or []:
             out.append(finding(host, None, error.get('what'), None, None, _own_words(host, None, error.get('msg')), WARN))
     return out
@@ -207,6 +243,9 @@ def health_findings(data, limits=None):
         out.extend(_npu_findings(host, data.get('npu'), data.get('npu_again'), merged))
     if _failed(data.get('ports')) is None:
         out.extend(_port_findings(host, data.get('ports'), data.get('plan')))
+    if data.get('npu') is not None and _failed(data.get('npu')) is None:
+        # two chips of one card (Atlas 300I Duo) share one PCIe function: lspci shows one device for both
+        merged['shared_bus_ids'] = _shared_bus_ids(data.get('npu'))
     out.extend(_host_findings(host, data.get('numa') if _failed(data.get('numa')) is None else None,
                               data.get('host_info'), merged))
     return out

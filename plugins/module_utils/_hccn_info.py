@@ -14,8 +14,8 @@ from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
 
 # Status queries: the keys they give, read straight from the parse.
 STATUS = {'link': ('link',), 'net_health': ('net_health',)}
-# Queries returned as the parser's dictionary under their own name.
-NESTED = ('pfc_stat', 'optical', 'stat', 'lldp', 'link_stat')
+# Queries returned as the parser's dictionary under their own name (vnic: the vNIC of an A3 NPU).
+NESTED = ('pfc_stat', 'optical', 'stat', 'lldp', 'link_stat', 'vnic')
 # Every query in the order it runs on a device: status, the port settings of hccn_config, the rest.
 ALL_QUERIES = ['link', 'net_health'] + list(PORTS.queries) + list(NESTED)
 DEFAULT_QUERIES = ['link', 'ip', 'gateway', 'net_health', 'tls', 'pfc', 'dscp_to_tc', 'mtu']
@@ -55,9 +55,11 @@ def gather(module, params, warnings):
         for reading in problems:
             if reading.meaning != _hccn_tool.UNANSWERED:
                 raise reading.reply.failure(hccn.subject(device))
-            errors.append(dict(reading.reply.detail(), device=device, query=reading.query,
-                               msg='%s: %s not read: %s (rc=%s)' % (hccn.subject(device), reading.query,
-                                                                    reading.reply.words, reading.reply.rc)))
+            msg = '%s: %s not read: %s (rc=%s)' % (hccn.subject(device), reading.query, reading.reply.words, reading.reply.rc)
+            if (reading.reply.error or {}).get('query'):
+                # a text whose meaning is narrower for this query (vnic): say what it means here
+                msg += ' ' + reading.reply.hint
+            errors.append(dict(reading.reply.detail(), device=device, query=reading.query, msg=msg))
         entry.pop('device')
         entries[str(device)] = entry
     return info_result(entries, errors, config=config, raw=raw)

@@ -88,22 +88,38 @@ ERRORS = (
 )
 _COMPILED = tuple((re.compile(pattern, re.I), kind, meaning, hint) for pattern, kind, meaning, hint in ERRORS)
 
+_VNIC_HINT = ('This device or driver gives no vNIC data: the vNIC is read on Atlas A3 (910_93) nodes whose hccn_tool '
+              'has -vnic; on other products or older drivers remove vnic from the queries.')
+# A query whose failures mean something narrower than ERRORS says: {query: {kind: (meaning, hint)}}.
+# -vnic -g has no product check of its own: where the device has no vNIC its DSMI query fails with the
+# generic 'Command execute failed!', and an hccn_tool without the command answers 'Get invalid major cmd.'.
+# For this query both mean "no vNIC here", an answer about the device, not a failure of the task.
+BY_QUERY = {
+    'vnic': {'failed': (UNANSWERED, _VNIC_HINT), 'invalid_command': (UNANSWERED, _VNIC_HINT),
+             'not_supported': (UNANSWERED, _VNIC_HINT)},
+}
 
-def classify_error(text):
-    """What an error text of hccn_tool means.
+
+def classify_error(text, query=None):
+    """What an error text of hccn_tool means (for ``query``, when :data:`BY_QUERY` narrows it).
 
     Sample (stderr of ``hccn_tool -i 0 -ip -g`` on a port without an address, exit 13)::
 
         Get ipconf failed, because no ip was preset there!
 
     Returns ``{'error': 'no_ip', 'meaning': 'unset', 'not_configured': True, 'message': <the line>,
-    'hint': ...}``, or None when the text holds no known error.
+    'hint': ...}``, or None when the text holds no known error. A meaning taken from
+    :data:`BY_QUERY` adds ``'query': <query>``.
     """
     for line in lines_of(text):
         for pattern, kind, meaning, hint in _COMPILED:
             if pattern.search(line):
-                return {'error': kind, 'meaning': meaning, 'not_configured': meaning == UNSET,
-                        'message': line.strip(), 'hint': hint}
+                found = {'error': kind, 'meaning': meaning, 'not_configured': meaning == UNSET,
+                         'message': line.strip(), 'hint': hint}
+                narrower = BY_QUERY.get(query, {}).get(kind)
+                if narrower:
+                    found.update(meaning=narrower[0], not_configured=narrower[0] == UNSET, hint=narrower[1], query=query)
+                return found
     return None
 
 
@@ -141,6 +157,15 @@ def device_of(argv):
     return argv[argv.index('-i') + 1] if '-i' in argv else None
 
 
+def query_of(argv):
+    """The query of an hccn_tool argv (``vnic`` of ``... -i 0 -vnic -g``), or None."""
+    if '-i' not in argv:
+        return None
+    pos = argv.index('-i') + 2
+    word = str(argv[pos]) if pos < len(argv) else ''
+    return word[1:] if word.startswith('-') else None
+
+
 # ---------------------------------------------------------------------------------------------
 # one call and what it means
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +178,7 @@ class Reply:
         self.rc = rc
         self.stdout = stdout or ''
         self.stderr = stderr or ''
-        self.error = None if rc == 0 else classify_error('%s\n%s' % (self.stderr, self.stdout))
+        self.error = None if rc == 0 else classify_error('%s\n%s' % (self.stderr, self.stdout), query_of(argv))
         self.silent = False  # a GET that exited 0 without printing anything, twice (see HccnTool.read)
 
     @property

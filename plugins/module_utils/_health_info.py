@@ -37,11 +37,26 @@ def read_npu(module, params, subsets, health_view, warnings):
 
 
 def port_params(params, found):
-    """The hccn_info parameters: the NPUs the npu part found, so the port read does not list them again."""
+    """The hccn_info parameters: the NPUs the npu part found, so the port read does not list them again.
+
+    An NPU with more than one chip (the dies of an A3 NPU) has one port per chip, whose ids are not the
+    NPU ids: then the port read finds its devices itself (``npu-smi info -m``).
+    """
     devices = params['devices']
-    if devices is None and found.get('npu'):
-        devices = sorted(int(dev) for dev in found['npu'].get('devices') or {})
+    entries = (found.get('npu') or {}).get('devices') or {}
+    if devices is None and entries and not any('dies' in entry for entry in entries.values()):
+        devices = sorted(int(dev) for dev in entries)
     return dict(params, queries=params['port_queries'], devices=devices or params['devices'])
+
+
+def without_ports(found):
+    """The ports part when the npu part shows a product without RoCE ports: skipped, saying why; else None."""
+    product = ((found.get('npu') or {}).get('summary') or {}).get('product') or {}
+    if product.get('roce_ports') is not False:
+        return None
+    return {'skipped': True, 'changed': False, 'devices': {}, 'errors': [],
+            'msg': 'skipped: the %s chips of this node (%s family) have no RoCE port for hccn_tool'
+                   % ('/'.join(product.get('chip_names') or []) or 'NPU', product.get('family'))}
 
 
 def plan(module, params, warnings, found):
@@ -50,7 +65,7 @@ def plan(module, params, warnings, found):
     if params['npu']:
         parts.append(('npu', lambda: read_npu(module, params, resolve_subsets(params['npu_subset']), params['health_view'], warnings)))
     if params['ports']:
-        parts.append(('ports', lambda: gather_ports(module, port_params(params, found), warnings)))
+        parts.append(('ports', lambda: without_ports(found) or gather_ports(module, port_params(params, found), warnings)))
     if params['host']:
         parts.append(('numa', lambda: gather_numa(module, params, warnings)))
         parts.append(('host_info', lambda: HostReader(module, warnings, params).gather()))

@@ -106,6 +106,16 @@ def device_ids(parsed):
     return ids
 
 
+def logic_ids(mapping):
+    """Chip logic ids of a parsed ``npu-smi info -m``, in order, without MCU rows or duplicates."""
+    ids = []
+    for row in mapping.get('devices') or []:
+        logic = row.get('logic_id') if isinstance(row, dict) else None
+        if isinstance(logic, int) and not isinstance(logic, bool) and logic not in ids and str(row.get('name')).strip().lower() != 'mcu':
+            ids.append(logic)
+    return ids
+
+
 class NpuSmi:
     """npu-smi for one task. Collects parser warnings in ``warnings``; raises ToolError."""
 
@@ -180,6 +190,28 @@ class NpuSmi:
             raise ToolError(cmd=argv, rc=0, stdout=out, subject=where(self.host), msg=text + (' ' + then if then else ''))
         return ids
 
+    def port_devices(self, then=''):
+        """Device ids of the NPU ports (what ``hccn_tool -i`` takes), in order.
+
+        With one chip per NPU they are the NPU ids of ``npu-smi info -l``. An NPU with more chips
+        (the two dies of an A3 NPU, a 310P Duo card) has one device per chip: their logic ids come
+        from ``npu-smi info -m`` (MCU rows have no logic id and are left out).
+        """
+        argv = self.list_argv()
+        out = self.run(argv, then=then)
+        listing = self.parse('list', argv, out)
+        ids = device_ids(listing)
+        if not ids:
+            text = '%s lists no NPU. Check the driver installation.' % cmd_to_text(argv)
+            raise ToolError(cmd=argv, rc=0, stdout=out, subject=where(self.host), msg=text + (' ' + then if then else ''))
+        counts = [item.get('chip_count') for item in listing.get('devices') or [] if isinstance(item, dict)]
+        if not any(isinstance(count, int) and count > 1 for count in counts):
+            return ids
+        argv = self.node_view_argv('mapping')
+        mapping = self.parse('mapping', argv, self.run(argv, then=then))
+        logic = logic_ids(mapping)
+        return logic or ids
+
     def processes(self, devices, then=''):
         """NPU processes of ``npu-smi info`` on ``devices``: [{device, pid, name}]."""
         found = []
@@ -190,7 +222,7 @@ class NpuSmi:
 
 
 def discover_devices(module, runner, requested=None, npu_smi_path=None, host=None, fallback=None, then=''):
-    """The device ids a task works on: ``requested`` when given, else ``npu-smi info -l``.
+    """The port device ids a task works on: ``requested`` when given, else those npu-smi lists (``port_devices``).
 
     ``fallback`` ids are used when discovery fails and the caller allows it.
     Returns (ids, warnings).
@@ -203,7 +235,7 @@ def discover_devices(module, runner, requested=None, npu_smi_path=None, host=Non
         return ids, []
     try:
         tool = NpuSmi.find(module, runner, npu_smi_path, host, then=then)
-        return tool.list_devices(then=then), tool.warnings
+        return tool.port_devices(then=then), tool.warnings
     except ModuleFailure:
         if fallback:
             return list(fallback), []

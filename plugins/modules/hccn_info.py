@@ -27,6 +27,9 @@ description:
     null and an entry in RV(errors).
   - Any other tool error, C(Command execute failed!) included, fails the task, naming the host, the device, the
     command, its exit code and the tool's text. An unknown device id (C(Get invalid device id.)) fails the task.
+  - The exception is V(vnic). A device or driver without the vNIC query (C(Command execute failed!),
+    C(Get invalid major cmd.), C(The command is not supported on this product.)) gives RV(devices.vnic) null and an
+    entry in RV(errors) whose message says so; the other queries of the device are read as usual.
   - A line of C(hccn_tool) output that the parsers do not recognise is reported as a warning that names the command;
     please report it together with your driver version.
   - Read-only; never reports a change.
@@ -39,12 +42,14 @@ options:
       - V(ip), V(gateway), V(netdetect), V(mtu), V(pfc), V(dscp_to_tc) and V(tls) give the keys of
         M(npuops.ascend.hccn_config) (C(address) and C(netmask), C(gateway), C(netdetect), C(mtu),
         C(pfc_priorities), C(dscp_to_tc), C(tls)).
-      - V(pfc_stat), V(optical), V(stat), V(lldp) and V(link_stat) each give a dictionary under their own name.
-      - The default is the cheap core set; V(optical), V(stat), V(lldp), V(pfc_stat), V(link_stat) and V(netdetect)
-        are opt-in.
+      - V(pfc_stat), V(optical), V(stat), V(lldp), V(link_stat) and V(vnic) each give a dictionary under their own name.
+      - V(vnic) (C(hccn_tool -i <N> -vnic -g)) reads the virtual NIC of the NPU, the address the dies of an Atlas A3
+        (910_93) SuperPoD use over HCCS.
+      - The default is the cheap core set; V(optical), V(stat), V(lldp), V(pfc_stat), V(link_stat), V(vnic) and
+        V(netdetect) are opt-in.
     type: list
     elements: str
-    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat]
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat, vnic]
     default: [link, ip, gateway, net_health, tls, pfc, dscp_to_tc, mtu]
   devices:
     description:
@@ -99,6 +104,10 @@ EXAMPLES = r"""
   npuops.ascend.hccn_info:
     queries: [optical, stat]
     devices: [0, 1]
+
+- name: Read the vNIC addresses of the NPUs of an Atlas A3 node (for a rank table)
+  npuops.ascend.hccn_info:
+    queries: [vnic]
 
 - name: Read the ports even where npu-smi is not usable (Atlas 800T A2 ids)
   npuops.ascend.hccn_info:
@@ -188,11 +197,21 @@ devices:
       returned: when lldp is queried
     link_stat:
       description:
-        - Link history of the port as C(hccn_tool -link_stat -g) prints it, C(link_up_count) and C(records) (newest
-          first, each with C(time) and C(status) V(UP) or V(DOWN)). A port that flaps shows a growing count.
+        - Link history of the port as C(hccn_tool -link_stat -g) prints it, C(link_up_count), C(link_down_count) and
+          C(records) (newest first, each with C(time) and C(status) V(UP) or V(DOWN)). A port that flaps shows growing counts.
+        - C(link_down_count) is null with drivers that do not print it.
       type: dict
       returned: when link_stat is queried
-      sample: {link_up_count: 2, current_time: "Wed Aug  2 03:36:43 2022", records: [{time: "Tue Aug  1 14:44:40 2022", status: DOWN}]}
+      sample: {link_up_count: 2, link_down_count: 1, current_time: "Tue Oct 28 21:46:46 2025",
+               records: [{time: "Sun Oct  5 10:13:51 2025", status: UP}]}
+    vnic:
+      description:
+        - The virtual NIC of the NPU as C(hccn_tool -vnic -g) prints it, C(link) (V(UP) or V(DOWN)), C(address) and
+          C(netmask); on an Atlas A3 (910_93) SuperPoD the address its dies use over HCCS (the C(device_ip) of a rank table).
+        - Null when the device or driver gives no vNIC data (see RV(errors)).
+      type: dict
+      returned: when vnic is queried
+      sample: {link: UP, address: 192.168.2.199, netmask: 255.255.255.0}
 config:
   description:
     - The port settings of RV(devices) as a list in the shape of the O(npuops.ascend.hccn_config#module:config)

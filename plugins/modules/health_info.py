@@ -60,7 +60,7 @@ options:
       - The O(npuops.ascend.hccn_info#module:queries) of the port read.
     type: list
     elements: str
-    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat]
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat, vnic]
     default: [link, ip, net_health, tls, pfc]
   host:
     description:

@@ -175,6 +175,14 @@ devices:
       type: list
       elements: dict
       returned: when mapping is gathered
+    dies:
+      description:
+        - Every row of this NPU in the summary table, when it has more than one (the two dies of an A3 NPU, the two
+          chips of an Atlas 300I Duo card). RV(devices.info) is the first of them.
+      type: list
+      elements: dict
+      returned: when the NPU has more than one chip
+      sample: [{npu: 0, chip: 0, phy_id: 0, name: Ascend910, health: OK}, {npu: 0, chip: 1, phy_id: 1, name: Ascend910, health: OK}]
 processes:
   description: The process table of C(npu-smi info) for the reported NPUs.
   returned: when processes is gathered
@@ -208,6 +216,17 @@ summary:
       description: The NPU firmware version of the first reported NPU (C(Firmware Version) of C(-t board)); null without board.
       type: str
       returned: always
+    product:
+      description:
+        - The product family the chip names and the table layout show (C(A2), C(A3), C(910A), C(310P), C(310), C(310B), or
+          C(unknown) for an unknown or mixed node), the number of NPUs and of chips (dies), the memory type, whether the
+          chips have RoCE ports, the link inside the node (C(HCCS), C(HCCS+SIO) or C(PCIe)) and the RoCE C(limits)
+          hccn_tool enforces (null without RoCE ports; C(assumed) when they are the 910B's, not known for the family).
+      type: dict
+      returned: always
+      sample: {family: A3, known: true, chip_names: [Ascend910], npus: 8, chips: 16, dies_per_npu: 2, memory: HBM,
+               roce_ports: true, intra_node_link: HCCS+SIO,
+               limits: {tc_max: 3, pfc_priorities: 8, dscp_max: 63, mtu_min: 68, mtu_max: 9702, assumed: true}}
   sample: {all_healthy: true, unhealthy: [], busy: [0, 1], driver_version: 25.2.0, firmware_version: 7.8.0.6.201}
 cmd:
   description: The failing command, on failure.

@@ -22,7 +22,13 @@ FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-mu
                "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm",
                "switch-frame", "switch-pfc-priority", "switch-no-ecn", "iowait", "shm-full")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
+# Faults of a device's RoCE port: refused on a device without one (``net`` None, e.g. an Atlas 300I Duo chip).
+PORT_FAULT_KINDS = ("link-stuck-down", "link-flap", "ip-conflict", "slow-port", "pfc-storm", "switch-frame",
+                    "switch-pfc-priority", "switch-no-ecn")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
+# What --npus counts, per product (npu_sim.state.PRODUCTS).
+NPUS_OF = {"atlas-800t-a2": "an Atlas 800T A2 has 8", "atlas-a3": "NPUs of an Atlas 800T A3, two dies each; it has 8",
+           "atlas-300i-duo": "Atlas 300I Duo cards, two chips each; the simulated host has up to 4"}
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Where `npu-sim install --prefix DIR` puts each wrapper (docs/architecture.md).
@@ -123,11 +129,17 @@ def install_mindie_config(prefix):
 def cmd_init(args, path, res):
     if os.path.exists(path) and not args.force:
         raise ControlError("state %s exists; use --force to overwrite" % path)
-    if args.npus < 1 or args.npus > 8:
-        raise ControlError("--npus must be 1-8 (an Atlas 800T A2 has 8)")
-    data = st_mod.new_state(args.hostname, args.index, args.npus, args.pod_dir)
+    spec = st_mod.PRODUCTS[args.product]
+    npus = spec["npus"] if args.npus is None else args.npus
+    if npus < 1 or npus > spec["max_npus"]:
+        raise ControlError("--npus must be 1-%d (%s)" % (spec["max_npus"], NPUS_OF[args.product]))
+    data = st_mod.new_state(args.hostname, args.index, npus, args.pod_dir, product=args.product)
     st_mod.save(path, data)
-    res.o("initialised %s (hostname %s, index %d, %d NPUs)" % (path, args.hostname, args.index, args.npus))
+    if args.product == st_mod.DEFAULT_PRODUCT:
+        res.o("initialised %s (hostname %s, index %d, %d NPUs)" % (path, args.hostname, args.index, npus))
+    else:
+        res.o("initialised %s (hostname %s, index %d, %s: %d NPUs, %d chips)" % (
+            path, args.hostname, args.index, spec["name"], npus, len(data["npus"])))
 
 
 def cmd_install(args, path, res):
@@ -177,6 +189,11 @@ def _check_fault(kind, device, value, st):
         if number < 0:
             raise ControlError("%s --value must be a number >= 0 (%s)" % (
                 kind, "percent of jitter" if kind == "noise" else "errors per minute"))
+    if kind in PORT_FAULT_KINDS:
+        bare = [npu["id"] for npu in st["npus"] if npu.get("net") is None and (device is None or npu["id"] == device)]
+        if bare:
+            raise ControlError("%s is a fault of a RoCE port; device %d of this %s has no RoCE port" % (
+                kind, bare[0], st.get("product") or "node"))
     if kind == "slow-node" and device is not None:
         raise ControlError("slow-node slows the whole node; it takes no --device (use slow-port for one port)")
     if kind in model.SLOW_KINDS and value not in (None, ""):
@@ -272,6 +289,8 @@ def cmd_fault(args, path, res):
         when = st_mod.now(data)
         if any(f["kind"] == "link-stuck-down" for f in removed):
             for npu in data["npus"]:
+                if npu.get("net") is None:
+                    continue
                 link = npu["net"]["link"]
                 if link.get("stuck") and (args.device is None or npu["id"] == args.device):
                     link["stuck"] = False
@@ -396,8 +415,17 @@ def _pod(path):
     return st, [node for _path, node in st_mod.pod_states(st, path)]
 
 
+def _require_ports(states):
+    """The training models (train, allreduce, busbw) run over the RoCE ports of the nodes."""
+    for node in states:
+        if any(npu.get("net") is None for npu in node["npus"]):
+            raise ControlError("%s (%s) has no RoCE parameter plane: the simulator models training and collective "
+                               "communication only on nodes with RoCE ports" % (node.get("hostname"), node.get("product")))
+
+
 def cmd_train(args, path, res):
     st, states = _pod(path)
+    _require_ports(states)
     if args.nodes:
         states = states[:args.nodes]
     # The clock of the state (settings.clock pins it) dates the lines: same state + seed, same output.
@@ -415,6 +443,7 @@ def cmd_train(args, path, res):
 
 def cmd_allreduce(args, path, res):
     st, states = _pod(path)
+    _require_ports(states)
     nodes = args.nodes or len(states)
     for line in perf.allreduce_lines(states[:nodes] if nodes <= len(states) else states, nodes, args.b, args.e, args.f,
                                      npus_per_node=args.p or len(st["npus"])):
@@ -423,6 +452,7 @@ def cmd_allreduce(args, path, res):
 
 def cmd_busbw(args, path, res):
     st, states = _pod(path)
+    _require_ports(states)
     reasons = perf.roce_check(states)
     # slow-port/slow-node faults only slow a run over more than one node
     slowed_by = perf.slow_culprits(states) if len(states) > 1 else []
@@ -447,7 +477,10 @@ def build_parser():
     init.add_argument("--state", dest="state_sub")
     init.add_argument("--hostname", required=True)
     init.add_argument("--index", type=int, required=True)
-    init.add_argument("--npus", type=int, default=8)
+    init.add_argument("--npus", type=int, help="NPUs (cards) of the node (default: all of the product's)")
+    init.add_argument("--product", choices=tuple(st_mod.PRODUCTS), default=st_mod.DEFAULT_PRODUCT,
+                      help="product profile: %s (default %%(default)s)" % ", ".join(
+                          "%s = %s" % (key, spec["name"]) for key, spec in st_mod.PRODUCTS.items()))
     init.add_argument("--pod-dir")
     init.add_argument("--force", action="store_true")
 

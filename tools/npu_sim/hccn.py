@@ -287,6 +287,30 @@ def _get_link_stat(st, dev, res, args):
         res.o("%s    %s    LINK %s" % (prefix, time.asctime(time.localtime(float(stamp))), word))
 
 
+def _vnic_up(vnic):
+    link = vnic.get("link")
+    if link is not None:
+        return str(link).upper() == "UP"
+    return bool(vnic.get("up", True))
+
+
+def _get_vnic(st, dev, res, args):
+    """``-vnic -g``: the vNIC of an A3 (910_93) NPU, from ``npu["net"]["vnic"]`` = {"ip" (or "address"),
+    "netmask", "up": bool (or "link": "UP"|"DOWN"), default UP}.
+
+    Format of tool_ops.c:2306-2312 (hccn_tool_-vnic_-g.txt). Without a vNIC entry the answer is the one
+    the source gives when the device's vNIC query fails (tool_vnic_cmd_execute has no product check):
+    the generic DSMI failure on stderr, exit 0x4001 & 0xFF. Source-derived: no public capture of an
+    A2 answer to -vnic -g exists.
+    """
+    vnic = st["npus"][dev]["net"].get("vnic")
+    if not vnic:
+        raise HccnError(0x4001, "Command execute failed!")
+    res.o("vnic link status: %s" % ("UP" if _vnic_up(vnic) else "DOWN"))
+    res.o("vnic ipaddr: %s" % (vnic.get("ip") or vnic.get("address") or "0.0.0.0"))
+    res.o("vnic netmask: %s" % (vnic.get("netmask") or "0.0.0.0"))
+
+
 def _get_fec(st, dev, res, args):
     res.o("fec mode: %s FEC mode" % st["npus"][dev]["net"]["fec"])
 
@@ -303,7 +327,7 @@ def _get_bandwidth(st, dev, res, args):
 def _find_peer(pod, address):
     for _path, node in pod:
         for npu in node.get("npus", []):
-            if npu["net"].get("ip") == address:
+            if (npu.get("net") or {}).get("ip") == address:
                 return node, npu["id"]
     return None, None
 
@@ -376,7 +400,7 @@ GETTERS = {
     "netdetect": _get_netdetect, "tls": _get_tls, "pfc": _get_pfc, "pfc_stat": _get_pfc_stat,
     "dscp_to_tc": _get_dscp_to_tc, "mtu": _get_mtu, "optical": _get_optical, "stat": _get_stat,
     "lldp": _get_lldp, "link_stat": _get_link_stat, "fec": _get_fec, "speed": _get_speed,
-    "bandwidth": _get_bandwidth, "ping": _get_ping,
+    "bandwidth": _get_bandwidth, "ping": _get_ping, "vnic": _get_vnic,
 }
 
 # ----------------------------------------------------------------------------- SET handlers
@@ -396,7 +420,7 @@ def _val_ip(st, dev, args, local_path):
             raise HccnError(0x2007, "The ip address configured is conflicted!")
     for _path, node in st_mod.pod_states(st, local_path):
         for npu in node.get("npus", []):
-            if npu["net"].get("ip") == address and not (node is st and npu["id"] == dev):
+            if (npu.get("net") or {}).get("ip") == address and not (node is st and npu["id"] == dev):
                 raise HccnError(0x2007, "The ip address configured is conflicted!")
 
     def apply(data):
@@ -603,6 +627,13 @@ def run(argv, path):
         dev = -1
     if not 0 <= dev < len(st["npus"]):
         _emit_error(res, HccnError(0x1004, "Get invalid device id."))
+        return res
+    if st["npus"][dev].get("net") is None:
+        # A chip without a RoCE port (Atlas 300I Duo): code 0x300D, printed on stdout, is the closest of the known
+        # error shapes (tests/fixtures/captures/hccn_tool_set_and_errors.txt: 'The command is not supported on this
+        # product.', exit 13); no capture of hccn_tool on a 310P was found.
+        res.o("The command is not supported on this product.")
+        res.fail(0x300D)
         return res
     if _maybe_busy_or_hang(path, st, dev):
         res.o("hccn_tool is busy, please try again.")

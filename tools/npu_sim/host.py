@@ -289,7 +289,8 @@ def pci_functions(st):
         found.append((int(domain, 16), int(bus, 16), int(dev, 16), int(func, 16),
                       _hex_id(npu["board"]["pci_vendor_id"]), _hex_id(npu["board"]["pci_device_id"]),
                       pci["class"], pci["revision"]))
-    return sorted(found)
+    # the two chips of an Atlas 300I Duo card share the card's PCIe function (npu-smi shows one bus id for both)
+    return sorted(set(found))
 
 
 def _lspci_id_filter(text):

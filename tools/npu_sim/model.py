@@ -410,6 +410,8 @@ def effective(st):
             # The injected process also occupies HBM and AI cores.
             npu["hbm_mb"] = [min(npu["hbm_mb"][0] + mem, npu["hbm_mb"][1]), npu["hbm_mb"][1]]
             npu["aicore_pct"] = max(npu["aicore_pct"], 35)
+        if npu.get("net") is None:
+            continue  # a chip without a RoCE port (Atlas 300I Duo) has no port counters
         # the switch port's advertised frame size (switch-frame)
         npu["net"]["lldp"]["max_frame"] = lldp_max_frame(st, dev)
         # PFC pauses and a slow port's errors grow with time (see net_counters)

@@ -461,15 +461,18 @@ def parse_link_stat_get(text):
 
     Sample::
 
-        [devid 0]current time        : Wed Aug  2 03:36:43 2022
+        [devid 0]current time        : Tue Oct 28 21:46:46 2025
         [devid 0]link up count       : 2
+        [devid 0]link down count     : 1
         [devid 0]link change records :
-        [devid 0]    Tue Aug  1 14:44:40 2022    LINK DOWN
+        [devid 0]    Sun Oct  5 10:13:51 2025    LINK UP
 
-    Returns ``{'device': 0, 'current_time': 'Wed Aug  2 03:36:43 2022', 'link_up_count': 2,
-    'records': [{'time': 'Tue Aug  1 14:44:40 2022', 'status': 'DOWN'}]}`` (newest first).
+    Returns ``{'device': 0, 'current_time': 'Tue Oct 28 21:46:46 2025', 'link_up_count': 2,
+    'link_down_count': 1, 'records': [{'time': 'Sun Oct  5 10:13:51 2025', 'status': 'UP'}]}``
+    (newest first). Older drivers print no ``link down count`` line: ``link_down_count`` is then
+    ``None``. The history holds the last records only; the counts are totals.
     """
-    out = _result(device=None, current_time=None, link_up_count=None, records=[])
+    out = _result(device=None, current_time=None, link_up_count=None, link_down_count=None, records=[])
     for line in lines_of(text):
         if not line.strip():
             continue
@@ -483,18 +486,46 @@ def parse_link_stat_get(text):
         if record:
             out['records'].append({'time': record.group(1), 'status': record.group(2)})
             continue
-        kv = re.match(r'^(current time|link up count|link change records)\s*:\s*(.*)$', body)
+        kv = re.match(r'^(current time|link up count|link down count|link change records)\s*:\s*(.*)$', body)
         if not kv:
             out['unparsed'].append(line)
         elif kv.group(1) == 'current time':
             out['current_time'] = kv.group(2)
-        elif kv.group(1) == 'link up count':
+        elif kv.group(1) in ('link up count', 'link down count'):
             if to_int(kv.group(2)) is None:
                 out['unparsed'].append(line)
             else:
-                out['link_up_count'] = to_int(kv.group(2))
+                out[kv.group(1).replace(' ', '_')] = to_int(kv.group(2))
         elif kv.group(2) not in ('', 'NA'):
             out['unparsed'].append(line)
+    return out
+
+
+def parse_vnic(text):
+    """Parse ``hccn_tool -i N -vnic -g``: the virtual NIC of the NPU (on an Atlas A3 / 910_93
+    SuperPoD the address its dies use to reach each other over HCCS).
+
+    Sample::
+
+        vnic link status: UP
+        vnic ipaddr: 192.168.2.199
+        vnic netmask: 255.255.255.0
+
+    Returns ``{'link': 'UP', 'address': '192.168.2.199', 'netmask': '255.255.255.0'}`` (``link``
+    is ``'DOWN'`` when the vNIC is down; ``None`` for each value the output lacks). The plain
+    ``link status:`` and ``ipaddr:`` lines of the RoCE port are not vNIC lines and go to
+    ``unparsed``.
+    """
+    out = _result(link=None, address=None, netmask=None)
+    names = {'vnic link status': 'link', 'vnic ipaddr': 'address', 'vnic netmask': 'netmask'}
+    for line in lines_of(text):
+        pair = _key_value(line)
+        key = names.get(re.sub(r'\s+', ' ', pair[0]).lower()) if pair else None
+        if key is None or not pair[1] or len(pair[1].split()) != 1:
+            if line.strip():
+                out['unparsed'].append(line)
+            continue
+        out[key] = pair[1]
     return out
 
 
@@ -606,6 +637,7 @@ PARSERS = {
     'stat': parse_stat_get,
     'lldp': parse_lldp_get,
     'link_stat': parse_link_stat_get,
+    'vnic': parse_vnic,
     'speed': parse_speed_get,
     'fec': parse_fec_get,
     'ping': parse_ping,

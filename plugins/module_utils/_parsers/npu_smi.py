@@ -22,6 +22,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common imp
     expand_cpu_list,
     is_digits,
     lines_of,
+    short_repr,
     snake,
     to_int,
     to_number,
@@ -32,8 +33,21 @@ from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common imp
 _BUS_RE = re.compile(r'^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$')
 # a pair starts at a word start: scanning a long word without '/' stays linear
 _FRACTION_RE = re.compile(r'(?<!\S)([^\s/]+)\s*/\s*(\S+)')
-_NPU_COL_RE = re.compile(r'^NPU[0-9]+$')
+# row and column labels of `-t topo`: 'NPU3' (one per NPU) or 'Phy-ID3' (A3: one per die, by physical id)
+_TOPO_LABEL_RE = re.compile(r'^(NPU|Phy-ID)([0-9]{1,9})$')
 _NO_PROCESS_RE = re.compile(r'^No running processes found in NPU\s+([0-9]+)\s*$')
+# a header label of a 'used / total' pair: 'Hugepages-Usage(page)', 'Memory-Usage(MB)', 'HBM-Usage(MB)'
+_USAGE_RE = re.compile(r'^(.+)-Usage\(([^()]+)\)$')
+
+# The value keys of every device of the summary table; None where the table has no such column
+# (310, 310P and 310B print no HBM column, the oldest drivers no Hugepages column).
+_VALUE_KEYS = ('power_w', 'temp_c', 'hugepages_used_pages', 'hugepages_total_pages', 'aicore_pct',
+               'memory_used_mb', 'memory_total_mb', 'hbm_used_mb', 'hbm_total_mb')
+# Without header rows the values are read in the 910 layout: (plain keys, pair keys) of the NPU row and of the chip row.
+_NPU_ROW = (('power_w', 'temp_c'), (('hugepages_used_pages', 'hugepages_total_pages'),))
+_CHIP_ROW = (('aicore_pct',), (('memory_used_mb', 'memory_total_mb'), ('hbm_used_mb', 'hbm_total_mb')))
+# the second label of the chip header names the second number of a chip row
+_CHIP_LABELS = {'Phy-ID': 'phy_id', 'Device': 'device'}
 
 
 def _number_or_none(value):
@@ -48,6 +62,47 @@ def _split_metrics(cell):
     fractions = [(_number_or_none(a), _number_or_none(b)) for a, b in _FRACTION_RE.findall(cell)]
     rest = _FRACTION_RE.sub(' ', cell).split()
     return [_number_or_none(t) for t in rest], fractions
+
+
+def _columns(cell):
+    """(plain keys, pair keys) of the value cell of a header row, in the order printed.
+
+    'Power(W)    Temp(C)           Hugepages-Usage(page)' gives (('power_w', 'temp_c'),
+    (('hugepages_used_pages', 'hugepages_total_pages'),)); a label this parser does not know
+    gets a key made the same way ('Foo-Usage(MB)' gives 'foo_used_mb' / 'foo_total_mb').
+    """
+    plain, pairs = [], []
+    for label in cell.split():
+        usage = _USAGE_RE.match(label)
+        if usage:
+            unit = unit_key('x(%s)' % usage.group(2))[2:] or snake(usage.group(2))
+            stem = snake(usage.group(1))
+            pairs.append(('%s_used_%s' % (stem, unit), '%s_total_%s' % (stem, unit)))
+        else:
+            plain.append(unit_key(label))
+    return tuple(plain), tuple(pairs)
+
+
+def _read_values(row, text, columns, default):
+    """Store the values of a value cell in ``row``; the reason when they do not fit the header, else None.
+
+    With a header (``columns``) the row must carry exactly its plain values and pairs; without
+    one (``default``) it may carry fewer pairs than the 910 layout (a 310 row has no HBM pair).
+    """
+    plain, pairs = _split_metrics(text)
+    for value in plain + [value for pair in pairs for value in pair]:
+        if isinstance(value, str):
+            return 'not a number: %s' % short_repr(value)
+    plain_keys, pair_keys = columns or default
+    if len(plain) != len(plain_keys) or len(pairs) > len(pair_keys) or (columns and len(pairs) != len(pair_keys)):
+        return ('the row carries %d value(s) and %d pair(s), %s %d value(s) and %s%d pair(s)'
+                % (len(plain), len(pairs), 'its header' if columns else 'the 910 layout', len(plain_keys),
+                   '' if columns else 'up to ', len(pair_keys)))
+    for key, value in zip(plain_keys, plain):
+        row[key] = value
+    for (used, total), (first, second) in zip(pair_keys, pairs):
+        row[used], row[total] = first, second
+    return None
 
 
 def parse_info(text):
@@ -69,14 +124,35 @@ def parse_info(text):
     'memory_used_mb': 0, 'memory_total_mb': 0, 'hbm_used_mb': 46456, 'hbm_total_mb': 65536,
     'bus_id': '0000:C1:00.0'}], 'processes': [{'npu': 0, 'chip': 0, 'pid': 16143,
     'name': 'VLLMWorker_DP', 'memory_mb': 43095}], 'warnings': []}``.
-    A3 rows (``Chip  Phy-ID`` header, two dies per NPU) add ``phy_id``; a power shown as
-    ``-`` becomes ``None``. A ``Process memory(B)`` header (old 910A layout) is converted
-    to MB.
+
+    One device per chip row, in the order printed: the header rows say which values a row
+    carries, and a column the table lacks gives ``None`` (no HBM column on 310, 310P and 310B, no
+    Hugepages column before 21.0.4). The second label of the chip header names the second
+    number of a chip row: ``Chip  Phy-ID`` (A3, two dies per NPU) adds ``phy_id``, ``Chip
+    Device`` (310, 310P, 310B; a 310P Duo card has two chips under one card id, one bus id)
+    adds ``device``, the chip's logic id. A value shown as ``-`` or ``NA`` (die-1 power of an
+    A3, power of a 310P, bus id of a 310B) becomes ``None``. A ``Process memory(B)`` header
+    (old 910A layout) is converted to MB.
+
+    An NPU whose rows cannot be read (a value that is not a number, more or fewer values than
+    the header names, a chip row missing) is not a device: it becomes an entry of ``errors``
+    ``{'npu': 3, 'msg': ..., 'lines': [the raw rows]}`` (``npu`` None for a chip row without
+    its NPU row). ``errors`` is there only when such an NPU was found.
     """
     out = {'version': None, 'npu_smi_version': None, 'devices': [], 'processes': [], 'warnings': [], 'unparsed': []}
+    errors = []
     section = 'devices'
     process_scale = 1
-    current = None
+    npu_columns = chip_columns = None
+    chip_label = None
+    pending = None  # the NPU row read last, until its chip row comes: {'npu', 'row', 'msg', 'lines'}
+
+    def close():
+        """The NPU row read last never got its chip row."""
+        if pending is not None:
+            errors.append({'npu': pending['npu'], 'msg': pending['msg'] or 'the chip row of NPU %d is missing' % pending['npu'],
+                           'lines': pending['lines']})
+
     for line in lines_of(text):
         stripped = line.strip()
         if not stripped or stripped.startswith('+'):
@@ -94,11 +170,19 @@ def parse_info(text):
             out['npu_smi_version'] = title.group(1)
             out['version'] = title.group(2)
             continue
-        if first[:2] == ['NPU', 'Name'] or (first[:1] == ['Chip'] and len(cells) > 1 and cells[1] == 'Bus-Id'):
+        if first[:2] == ['NPU', 'Name']:
+            close()
+            section, pending = 'devices', None
+            npu_columns = _columns(' '.join(cells[2:])) if len(cells) > 2 else None
+            continue
+        if first[:1] == ['Chip'] and len(cells) > 1 and cells[1] == 'Bus-Id':
             section = 'devices'
+            chip_label = _CHIP_LABELS.get(first[1], snake(first[1])) if len(first) > 1 else None
+            chip_columns = _columns(' '.join(cells[2:])) if len(cells) > 2 else None
             continue
         if first[:2] == ['NPU', 'Chip'] and len(cells) > 1 and cells[1].startswith('Process id'):
-            section = 'processes'
+            close()
+            section, pending = 'processes', None
             unit = re.search(r'Process memory\((\w+)\)', stripped)
             process_scale = 1024 * 1024 if unit and unit.group(1) == 'B' else 1
             continue
@@ -107,51 +191,48 @@ def parse_info(text):
             continue
         if section == 'processes' and _process_row(cells, process_scale, out):
             continue
-        if section == 'devices' and len(cells) >= 3:
-            row = None if _BUS_RE.match(cells[1]) else _device_row(cells)
-            if row is not None:
-                current = row
+        if section == 'devices' and len(cells) >= 3 and (_BUS_RE.match(cells[1]) or cells[1] in ('-', 'NA', '')):
+            # a chip row: the second row of an NPU
+            if pending is None:
+                errors.append({'npu': None, 'msg': 'a chip row without its NPU row', 'lines': [line]})
+                continue
+            pending['lines'].append(line)
+            row, msg = pending['row'], pending['msg']
+            if msg is None:
+                msg = _chip_row(cells, row, chip_columns, chip_label)
+            if msg is None:
+                for key in _VALUE_KEYS:
+                    row.setdefault(key, None)
                 out['devices'].append(row)
-                continue
-            if current is not None and 'bus_id' not in current and _chip_row(cells, current):
-                continue
+            else:
+                errors.append({'npu': pending['npu'], 'msg': msg, 'lines': pending['lines']})
+            pending = None
+            continue
+        if section == 'devices' and len(cells) >= 3 and first and is_digits(first[0]):
+            # an NPU row: id, name, health and the values of the NPU
+            close()
+            row = {'npu': int(first[0]), 'name': cells[0][len(first[0]):].strip() or None, 'health': cells[1]}
+            pending = {'npu': row['npu'], 'row': row, 'lines': [line],
+                       'msg': _read_values(row, ' '.join(cells[2:]), npu_columns, _NPU_ROW)}
+            continue
         out['unparsed'].append(line)
+    close()
+    if errors:
+        out['errors'] = errors
     return out
 
 
-def _device_row(cells):
-    first = cells[0].split(None, 1)
-    if not first or not is_digits(first[0]):
-        return None
-    plain, pairs = _split_metrics(' '.join(cells[2:]))
-    if len(plain) != 2 or len(pairs) != 1:
-        return None
-    return {
-        'npu': int(first[0]),
-        'name': first[1].strip() if len(first) > 1 else None,
-        'health': cells[1],
-        'power_w': plain[0],
-        'temp_c': plain[1],
-        'hugepages_used_pages': pairs[0][0],
-        'hugepages_total_pages': pairs[0][1],
-    }
-
-
-def _chip_row(cells, device):
+def _chip_row(cells, row, columns, label):
+    """Read the chip row of ``row``'s NPU into it: chip id (and phy id or logic id), bus id, values. The reason when it cannot."""
     first = cells[0].split()
-    if not first or not is_digits(first[0]) or len(first) > 2:
-        return False
-    plain, pairs = _split_metrics(' '.join(cells[2:]))
-    if len(plain) != 1 or len(pairs) != 2:
-        return False
-    device['chip'] = int(first[0])
-    if len(first) == 2:
-        device['phy_id'] = _number_or_none(first[1])
-    device['bus_id'] = cells[1] if cells[1] not in ('-', 'NA', '') else None
-    device['aicore_pct'] = plain[0]
-    device['memory_used_mb'], device['memory_total_mb'] = pairs[0]
-    device['hbm_used_mb'], device['hbm_total_mb'] = pairs[1]
-    return True
+    if not 1 <= len(first) <= 2 or not is_digits(first[0]) or not (len(first) == 1 or is_digits(first[1]) or first[1] in ('-', 'NA')):
+        return 'not a chip id: %s' % short_repr(cells[0])
+    row['chip'] = int(first[0])
+    if label or len(first) == 2:
+        # 'Chip  Phy-ID' (A3), 'Chip    Device' (310 family); a chip row with two numbers under a bare 'Chip' keeps phy_id
+        row[label or 'phy_id'] = _number_or_none(first[1]) if len(first) == 2 else None
+    row['bus_id'] = cells[1] if cells[1] not in ('-', 'NA', '') else None
+    return _read_values(row, ' '.join(cells[2:]), columns, _CHIP_ROW)
 
 
 def _process_row(cells, scale, out):
@@ -293,6 +374,9 @@ def parse_board(text):
     return out
 
 
+_HEALTH_RANK = {'OK': 0, 'Warning': 1, 'Alarm': 2, 'Critical': 3}
+
+
 def parse_health(text):
     """Parse ``npu-smi info -t health -i N [-c C]``.
 
@@ -307,7 +391,8 @@ def parse_health(text):
     Returns ``{'health': 'Alarm', 'error_codes': ['A4025021', '8C03A000', '8C084E00'],
     'error_information': ['ascend_monitor adda heart beat lost error', 'node type=adda, ...']}``
     (``npu``/``chip`` when the view prints them; ``NA`` gives empty lists). Accepts the key
-    ``Health`` as well as ``Health Status``.
+    ``Health`` as well as ``Health Status``. A view with one block per chip (two dies of an A3
+    NPU) gives the worst health word and the error codes of every chip.
     """
     out = {'npu': None, 'health': None, 'error_codes': [], 'error_information': [], 'unparsed': []}
     for line, label, value in _kv_lines(text):
@@ -318,9 +403,11 @@ def parse_health(text):
             continue
         key = unit_key(label)
         if key in ('health', 'health_status'):
-            out['health'] = value
+            # an NPU of two chips (A3 dies, 310P Duo) prints one block per chip: the worst word stands for the NPU
+            if out['health'] is None or _HEALTH_RANK.get(value, len(_HEALTH_RANK)) > _HEALTH_RANK.get(out['health'], len(_HEALTH_RANK)):
+                out['health'] = value
         elif key == 'error_code':
-            out['error_codes'] = [] if value in ('NA', '') else value.split()
+            out['error_codes'] += [code for code in ([] if value in ('NA', '') else value.split()) if code not in out['error_codes']]
         elif key in ('error_information', ''):
             if value not in ('NA', ''):
                 out['error_information'].append(value)
@@ -544,6 +631,10 @@ def parse_topo(text):
     ...], 'legend': {'X': 'Self', 'HCCS': 'Connection traversing HCCS.'}}``; the device's own
     ``X`` cell is left out of ``links``. An affinity that is not a CPU list (``144-16``, a CPU
     beyond ``MAX_CPUS``) puts its row in ``unparsed`` and gives ``cpu_affinity: None``.
+
+    An A3 labels rows and columns by die, ``Phy-ID0`` ... (``SIO`` between the two dies of one
+    NPU, ``HCCS`` or ``HCCS_SW`` between others) and may print no CPU Affinity column: its
+    devices are ``{'phy_id': 12, 'links': {'Phy-ID13': 'SIO'}, 'cpu_affinity': None}``.
     """
     out = {'devices': [], 'legend': {}, 'unparsed': []}
     columns = None
@@ -563,18 +654,19 @@ def parse_topo(text):
             else:
                 out['unparsed'].append(line)
             continue
-        if columns is None and _NPU_COL_RE.match(words[0]) and (len(words) == 1 or _NPU_COL_RE.match(words[1]) or words[1] == 'CPU'):
-            columns = [w for w in words if _NPU_COL_RE.match(w)]
+        label = _TOPO_LABEL_RE.match(words[0])
+        if columns is None and label and (len(words) == 1 or _TOPO_LABEL_RE.match(words[1]) or words[1] == 'CPU'):
+            columns = [w for w in words if _TOPO_LABEL_RE.match(w)]
             continue
-        if columns is not None and _NPU_COL_RE.match(words[0]) and len(words) >= len(columns) + 1 and is_digits(words[0][3:]):
-            npu = int(words[0][3:])
+        if columns is not None and label and len(words) >= len(columns) + 1:
             cells = words[1:1 + len(columns)]
             links = {col: cell for col, cell in zip(columns, cells) if col != words[0]}
             rest = ' '.join(words[1 + len(columns):])
             if not _cpu_affinity_ok(rest):
                 out['unparsed'].append(line)
                 rest = ''
-            out['devices'].append({'npu': npu, 'links': links, 'cpu_affinity': rest or None})
+            key = 'npu' if label.group(1) == 'NPU' else 'phy_id'
+            out['devices'].append({key: int(label.group(2)), 'links': links, 'cpu_affinity': rest or None})
             continue
         out['unparsed'].append(line)
     return out

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from .commands import cmd_down, cmd_exec, cmd_status, cmd_up
-from .common import DEFAULT_BASE, DEFAULT_INVENTORY, MAX_NODES, PodError
+from .common import DEFAULT_BASE, DEFAULT_INVENTORY, DEFAULT_PRODUCT, MAX_NODES, PRODUCTS, PodError
 from .pod import DEFAULT_PREFIX
 
 DESCRIPTION = "Bring a simulated Ascend PoD of N nodes up and down on this machine."
@@ -20,6 +20,9 @@ def build_parser():
     up.add_argument("--inventory", default=DEFAULT_INVENTORY, help="inventory to write (default %(default)s); an ssh_config goes beside it")
     up.add_argument("--base", default=DEFAULT_BASE, help="working directory of the PoD (default %(default)s)")
     up.add_argument("--ssh-config", help="where to write the ssh_config for the nodes (default: beside the inventory)")
+    up.add_argument("--product", choices=PRODUCTS,
+                    help="product profile of every node: atlas-800t-a2 (8 x 910B3), atlas-a3 (8 NPUs x 2 dies, 16 RoCE ports), "
+                    "atlas-300i-duo (4 cards x 2 x 310P3, no RoCE port) (default: the running PoD's, else %s)" % DEFAULT_PRODUCT)
     up.add_argument("--address-prefix", help="nodes listen on PREFIX.N (default %s; use another, e.g. 127.0.2, to run a second PoD)" % DEFAULT_PREFIX)
     down = sub.add_parser("down", help="stop every node and remove what up made")
     down.add_argument("--base", default=DEFAULT_BASE)

@@ -8,7 +8,7 @@ import shutil
 import sys
 import time
 
-from .common import DIR_MOUNTS, MAX_NODES, PodError, PodUsageError, log
+from .common import DEFAULT_PRODUCT, DIR_MOUNTS, MAX_NODES, PodError, PodUsageError, log
 from .host import check_host
 from .inventory import remove_generated, write_outputs
 from .node import apply_settings, close_mux, ensure_nodes, kill_nodes, make_keys, remove_nodes, tcp_accepts
@@ -44,6 +44,11 @@ def _up(args, pod):
             record.get("address_prefix", DEFAULT_PREFIX), pod.base))
     pod = pod.with_prefix(prefix)
     record["address_prefix"] = prefix
+    product = getattr(args, "product", None) or record.get("product") or DEFAULT_PRODUCT
+    if record["nodes"] and record.get("product", DEFAULT_PRODUCT) != product:
+        raise PodUsageError("this PoD runs %s nodes; run 'podctl down --base %s' before changing the product" % (
+            record.get("product", DEFAULT_PRODUCT), pod.base))
+    record["product"] = product
     old_outputs = (record.get("inventory"), record.get("inventory_ssh_config"))
     record["inventory"] = inventory
     record["inventory_ssh_config"] = os.path.abspath(args.ssh_config) if args.ssh_config else os.path.join(os.path.dirname(inventory), "ssh_config")
@@ -60,7 +65,7 @@ def _up(args, pod):
     make_keys(pod)
     pod.save(record)  # before registering: another PoD's down treats a base without pod.json as gone
     register_pod(pod.base, [target for target, _source in DIR_MOUNTS])
-    started = ensure_nodes(pod, record, wanted, settings)
+    started = ensure_nodes(pod, record, wanted, settings, product)
     existing = [n for n in wanted if n not in started]
     changed = {k: v for k, v in settings.items() if v is not None and record["settings"].get(k) != v}
     if changed and existing:

@@ -3,7 +3,7 @@
 import json
 import os
 
-from .common import HCCL_SOCKET_IFNAME, MARKER, SSH_PORT, PodError
+from .common import DEFAULT_PRODUCT, HCCL_SOCKET_IFNAME, MARKER, SSH_PORT, PodError
 from .pod import node_index
 from .procs import read_text
 
@@ -38,16 +38,18 @@ def npu_ports_from_state(path):
     """The parameter-plane plan that ``npu-sim init`` wrote: [{device, address, netmask}].
 
     Read from the state (``npus[].id``, ``npus[].net.ip``, ``npus[].net.netmask``) so the plan
-    lives in one place, the simulator.
+    lives in one place, the simulator: one port per chip (16 on an A3 node, one per die), none
+    on a node whose chips have no RoCE port (``net`` null: Atlas 300I Duo).
     """
     with open(path) as fh:
         state = json.load(fh)
+    npus = state.get("npus") or []
     ports = []
-    for npu in state.get("npus") or []:
+    for npu in npus:
         net = npu.get("net") or {}
         if net.get("ip") and net.get("netmask"):
             ports.append({"device": int(npu["id"]), "address": net["ip"], "netmask": net["netmask"]})
-    if not ports:
+    if not ports and not (npus and all(npu.get("net") is None for npu in npus)):
         raise PodError("no NPU address plan (npus[].net.ip/netmask) in %s" % path)
     return ports
 
@@ -62,7 +64,7 @@ def hccl_if_ip(pod, index):
     return pod.node_address(index)
 
 
-def inventory_text(pod, names):
+def inventory_text(pod, names, product=None):
     common = [
         ("ansible_user", "root"),
         ("ansible_port", SSH_PORT),
@@ -70,7 +72,8 @@ def inventory_text(pod, names):
         ("ansible_python_interpreter", "/usr/bin/python3"),
         ("ansible_ssh_common_args", "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"),
     ]
-    out = [MARKER, "# Simulated PoD at %s (%d nodes)." % (pod.base, len(names)), "all:", "  children:", "    ascend_pod:", "      hosts:"]
+    what = "%d nodes" % len(names) if product in (None, DEFAULT_PRODUCT) else "%d nodes, %s" % (len(names), product)
+    out = [MARKER, "# Simulated PoD at %s (%s)." % (pod.base, what), "all:", "  children:", "    ascend_pod:", "      hosts:"]
     for name in names:
         index = node_index(name)
         state = pod.state_file(name)
@@ -79,8 +82,10 @@ def inventory_text(pod, names):
         out += ["          %s: %s" % (key, _q(value)) for key, value in common]
         out.append("          npuops_hccl_if_ip: %s" % _q(hccl_if_ip(pod, index)))
         out.append("          npuops_hccl_socket_ifname: %s" % _q(HCCL_SOCKET_IFNAME))
-        out.append("          npuops_npu_ports:")
-        for port in npu_ports_from_state(state):
+        ports = npu_ports_from_state(state)
+        if ports:  # a node without RoCE ports (Atlas 300I Duo) has no parameter plane to list
+            out.append("          npuops_npu_ports:")
+        for port in ports:
             out.append("            - {device: %d, address: %s, netmask: %s}" % (port["device"], _q(port["address"]), _q(port["netmask"])))
     return "\n".join(out) + "\n"
 
@@ -105,5 +110,5 @@ def write_outputs(pod, record):
     names = sorted(record["nodes"], key=node_index)
     config = ssh_config_text(pod, names)
     write_generated(pod.ssh_config, config)
-    write_generated(record["inventory"], inventory_text(pod, names))
+    write_generated(record["inventory"], inventory_text(pod, names, record.get("product")))
     write_generated(record["inventory_ssh_config"], config)

@@ -55,8 +55,9 @@ def write_sshd_config(pod, name):
         fh.write("\n".join(lines) + "\n")
 
 
-def prepare_node(pod, name, settings):
-    """Create the node directories, the node state and files; return the node's state file."""
+def prepare_node(pod, name, settings, product=None):
+    """Create the node directories, the node state (of ``product``, a key of npu_sim's profiles) and files; return
+    the node's state file."""
     node_dir = pod.node_dir(name)
     for sub in ("state", "files", "root", "npuops"):
         os.makedirs(os.path.join(node_dir, sub), exist_ok=True)
@@ -69,7 +70,8 @@ def prepare_node(pod, name, settings):
             os.makedirs(profile)
     state = pod.state_file(name)
     if not os.path.exists(state):
-        npu_sim(["init", "--state", state, "--hostname", name, "--index", str(node_index(name)), "--pod-dir", pod.nodes_dir])
+        npu_sim(["init", "--state", state, "--hostname", name, "--index", str(node_index(name)), "--pod-dir", pod.nodes_dir]
+                + (["--product", product] if product else []))
     if not all(os.path.isfile(os.path.join(node_dir, source)) for _target, source in SHIM_MOUNTS + HOST_FILE_MOUNTS):
         npu_sim(["install", "--state", state, "--prefix", os.path.join(node_dir, "files"), "--python", node_python()])
     apply_settings(state, settings)
@@ -213,8 +215,8 @@ def remove_nodes(pod, record, names):
         del record["nodes"][name]
 
 
-def ensure_nodes(pod, record, wanted, settings):
-    """Start the wanted nodes that are not running; return the names started."""
+def ensure_nodes(pod, record, wanted, settings, product=None):
+    """Start the wanted nodes that are not running (a new node gets a state of ``product``); return the names started."""
     host_ns = host_namespaces()
     to_start = [name for name in wanted if not node_pid_ok(pod, name, record["nodes"].get(name, {}), host_ns)]
     if not to_start:
@@ -228,7 +230,7 @@ def ensure_nodes(pod, record, wanted, settings):
             SSH_PORT, ", ".join(pod.node_address(node_index(n)) for n in busy)))
     workers = min(32, max(4, 2 * (os.cpu_count() or 1)))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        list(pool.map(lambda n: prepare_node(pod, n, settings), to_start))
+        list(pool.map(lambda n: prepare_node(pod, n, settings, product), to_start))
     started = {}
     for name in to_start:
         proc, info = start_node(pod, name)

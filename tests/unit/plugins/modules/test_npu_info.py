@@ -82,10 +82,13 @@ def test_default_result_shape(run_module):
     assert 'unparsed' not in dev0['board']
     assert len(result['processes']) == 8
     assert result['processes'][0] == {'npu': 0, 'chip': 0, 'pid': 16143, 'name': 'VLLMWorker_DP', 'memory_mb': 43095}
+    product = result['summary'].pop('product')
     assert result['summary'] == {
         'all_healthy': True, 'unhealthy': [], 'busy': list(range(8)),
         'driver_version': '25.5.1', 'firmware_version': '7.8.0.6.201',
     }
+    assert (product['family'], product['npus'], product['chips'], product['roce_ports']) == ('A2', 8, 8, True)
+    assert 'dies' not in dev0
 
 
 def test_per_device_calls_run_concurrently(run_module):

@@ -1,0 +1,104 @@
+"""An inference host of Atlas 300I Duo cards (310P3, no RoCE port) through site.yml stages 0, 2 and 4: stage 0 reads
+the NPUs and the host and skips the ports, saying why; stage 4 says it does not apply and is recorded as skipped;
+nothing runs hccn_tool. A PoD that declares another family than its nodes show stops at stage 0.
+
+A 1-node PoD of its own (podctl --product atlas-300i-duo) on 127.0.13.1, beside the session's A2 PoD."""
+
+import glob
+import json
+import os
+import socket
+import subprocess
+
+import pytest
+
+from conftest import PODCTL, Pod, _skip_reason
+
+PREFIX = os.environ.get("NPUOPS_IT_DUO_PREFIX", "127.0.13")
+GROUP_VARS = """---
+npuops_product_family: 310P
+npuops_npus_per_node: 8
+npuops_allow_loopback_if_ip: true
+"""
+
+
+@pytest.fixture(scope="module")
+def duo(tmp_path_factory):
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    try:
+        with socket.create_connection((PREFIX + ".1", 22), timeout=0.3):
+            pytest.skip("%s.1:22 already accepts connections (another PoD is up)" % PREFIX)
+    except OSError:
+        pass
+    top = str(tmp_path_factory.mktemp("duo"))
+    pod = Pod(top)
+    os.makedirs(os.path.join(pod.inventory_dir, "group_vars"))
+    os.makedirs(pod.reports)
+    with open(os.path.join(pod.inventory_dir, "group_vars", "ascend_pod.yml"), "w") as handle:
+        handle.write(GROUP_VARS + "npuops_report_dir: %s\n" % pod.reports)
+    proc = subprocess.run([PODCTL, "up", "--nodes", "1", "--base", pod.base, "--address-prefix", PREFIX, "--product", "atlas-300i-duo",
+                           "--inventory", pod.inventory, "--ssh-config", os.path.join(pod.base, "ssh_config")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    try:
+        yield pod
+    finally:
+        subprocess.run([PODCTL, "down", "--base", pod.base], capture_output=True, timeout=120, check=False)
+
+
+def _calls(pod):
+    out = pod.node("node01", "/usr/local/sbin/npu-sim", "calls")
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def _latest(pod, pattern):
+    paths = sorted(glob.glob(os.path.join(pod.reports, "*", pattern)), key=os.path.getmtime)
+    assert paths, pattern
+    with open(paths[-1], encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def test_stage_4_does_not_apply_and_nothing_touches_hccn_tool(duo):
+    with open(duo.inventory, encoding="utf-8") as handle:
+        assert "npuops_npu_ports" not in handle.read()
+    duo.node("node01", "/usr/local/sbin/npu-sim", "calls", "--clear")
+    rc, out = duo.playbook("site.yml", None, ["--tags", "stage0,stage2,stage4"])
+    assert rc == 0, out[-3000:]
+    assert "Stage 4 (lossless RoCE) does not apply: the NPUs of node01 have no RoCE port for hccn_tool " \
+           "(product family 310P, 310P3). Skipped." in " ".join(out.split())
+    summary = _latest(duo, "summary.json")
+    stages = summary["nodes"]["node01"]
+    assert [(stages[key]["role"], stages[key]["status"]) for key in ("stage0", "stage2", "stage4")] == [
+        ("health_check", "passed"), ("version_check", "passed"), ("roce_lossless", "skipped")]
+    health = _latest(duo, "stage0-health_check/node01.json")
+    product = health["npu"]["summary"]["product"]
+    assert (product["family"], product["npus"], product["chips"], product["roce_ports"]) == ("310P", 4, 8, False)
+    assert health["ports"]["skipped"] is True and "no RoCE port" in health["ports"]["msg"]
+    assert [f for f in health["findings"] if f["severity"] == "fail"] == []
+    assert [c for c in _calls(duo) if c["tool"] == "hccn_tool"] == []
+
+
+def test_a_pod_declared_as_another_family_stops_at_stage_0(duo):
+    rc, out = duo.playbook("site.yml", {"npuops_product_family": "310"}, ["--tags", "stage0,stage4"])
+    flat = " ".join(out.split())
+    assert rc == 2, out[-3000:]
+    assert "npu-smi shows 310P3 chips (family 310P) but the PoD declares family 310 (npuops_product_family)" in flat
+    assert "set npuops_product_family: 310P" in flat
+    assert "Stage 4" not in flat
+
+
+def test_a_family_with_ports_needs_the_ports_in_the_inventory(duo):
+    rc, out = duo.playbook("site.yml", {"npuops_product_family": "A2"}, ["--tags", "stage0"])
+    flat = " ".join(out.split())
+    assert rc == 2, out[-3000:]
+    assert "The inventory is not usable" in flat and "npuops_npu_ports" in flat
+
+
+def test_an_unknown_family_is_refused_before_any_connection(duo):
+    duo.node("node01", "/usr/local/sbin/npu-sim", "calls", "--clear")
+    rc, out = duo.playbook("site.yml", {"npuops_product_family": "910X"}, ["--tags", "stage0"])
+    assert rc == 2, out[-3000:]
+    assert "npuops_product_family is 910X, not one of A2, A3, 910A, 310P, 310, 310B" in " ".join(out.split())
+    assert _calls(duo) == []
