@@ -200,7 +200,8 @@ def _host_findings(host, numa, host_info, limits):
     out = []
     for dev, entry in sorted(_devices(numa).items()):
         if entry.get('numa_node') is None:
-            text = 'no NUMA node found for its CPU affinity (%s)' % entry.get('cpu_affinity')
+            text = ('no NUMA node found for its CPU affinity (%s)' % entry.get('cpu_affinity') if entry.get('cpu_affinity')
+                    else 'npu-smi info -t topo shows no CPU affinity for it (an A3 topology has no such column), so its NUMA node is not known')
             out.append(finding(host, dev, 'numa_node', None, 'a NUMA node', text, WARN))
     if host_info and _failed(host_info) is None:
         memory = host_info.get('memory') or {}

@@ -155,12 +155,20 @@ def numa_bind_findings(binding, host, context):
         for npu in range(count):
             if npu in have:
                 continue
-            affinity = (per_npu.get(str(npu)) or {}).get('cpu_affinity')
-            why = ('npu-smi info -t topo shows CPU affinity %r, which is on no NUMA node of numactl -H' % affinity
-                   if affinity else 'npu-smi info -t topo lists no CPU affinity for it')
+            entry = per_npu.get(str(npu)) or {}
+            affinity = entry.get('cpu_affinity')
+            if affinity:
+                why = 'npu-smi info -t topo shows CPU affinity %r, which is on no NUMA node of numactl -H' % affinity
+                fix = 'Check npu-smi and the driver'
+            elif entry and 'cpu_affinity' in entry:
+                # the row exists without an affinity: the topology of this product has no CPU Affinity column (A3)
+                why = 'npu-smi info -t topo of this node has no CPU Affinity column, as on an A3 node'
+                fix = 'The collection does not bind the NPUs of such a product yet; skip stage 6 (--skip-tags stage6)'
+            else:
+                why = 'npu-smi info -t topo lists no CPU affinity for it'
+                fix = 'Check npu-smi and the driver'
             found.append(finding(host, npu, 'numa_map', None, 'a NUMA node and CPUs',
-                                 'not in the binding map (%s); ranks on this NPU would run unbound. Check npu-smi and '
-                                 'the driver' % why))
+                                 'not in the binding map (%s); ranks on this NPU would run unbound. %s' % (why, fix)))
     if context.get('governor_enabled', True):
         want = context.get('governor')
         seen = _governors(context.get('governor_result'))

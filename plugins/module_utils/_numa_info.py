@@ -46,7 +46,9 @@ def merge(numactl, lscpu, topo):
     for row in topo.get('devices') or []:
         affinity = row.get('cpu_affinity')
         cpus = expand_cpus(affinity)
-        npu[str(row.get('npu'))] = {'numa_node': numa_node_of(cpus, nodes), 'cpus': cpus, 'cpu_affinity': affinity}
+        # an A3 topology names dies by physical id (Phy-IDn) and has no CPU Affinity column
+        key = row.get('npu') if row.get('npu') is not None else row.get('phy_id')
+        npu[str(key)] = {'numa_node': numa_node_of(cpus, nodes), 'cpus': cpus, 'cpu_affinity': affinity}
     cpus_total = lscpu.get('cpus')
     if not isinstance(cpus_total, int):
         cpus_total = sum(len(node['cpus']) for node in nodes)

@@ -1,6 +1,7 @@
-"""An inference host of Atlas 300I Duo cards (310P3, no RoCE port) through site.yml stages 0, 2 and 4: stage 0 reads
-the NPUs and the host and skips the ports, saying why; stage 4 says it does not apply and is recorded as skipped;
-nothing runs hccn_tool. A PoD that declares another family than its nodes show stops at stage 0.
+"""An inference host of Atlas 300I Duo cards (310P3, no RoCE port, no HCCS) through the whole site.yml: stage 0 reads
+the NPUs and the host and skips the ports, saying why; stages 3 (HCCS bandwidth) and 4 (lossless RoCE) say they do
+not apply and are recorded as skipped; stage 5 writes no HCCL_RDMA_* setting; nothing runs hccn_tool. A PoD that
+declares another family than its nodes show stops at stage 0.
 
 A 1-node PoD of its own (podctl --product atlas-300i-duo) on 127.0.13.1, beside the session's A2 PoD."""
 
@@ -19,6 +20,10 @@ GROUP_VARS = """---
 npuops_product_family: 310P
 npuops_npus_per_node: 8
 npuops_allow_loopback_if_ip: true
+# the simulated nodes share the host's /etc and /usr/local/bin: stages 6 and 7 write under /var/lib/npuops
+numa_bind_map_path: /var/lib/npuops/numa-bind.json
+numa_bind_launcher_path: /var/lib/npuops/bin/npu-bind
+mindie_config_vllm_dir: /var/lib/npuops/vllm
 """
 
 
@@ -60,18 +65,24 @@ def _latest(pod, pattern):
         return json.load(handle)
 
 
-def test_stage_4_does_not_apply_and_nothing_touches_hccn_tool(duo):
+def test_site_yml_skips_stages_3_and_4_and_nothing_touches_hccn_tool(duo):
     with open(duo.inventory, encoding="utf-8") as handle:
         assert "npuops_npu_ports" not in handle.read()
     duo.node("node01", "/usr/local/sbin/npu-sim", "calls", "--clear")
-    rc, out = duo.playbook("site.yml", None, ["--tags", "stage0,stage2,stage4"])
+    rc, out = duo.playbook("site.yml")
     assert rc == 0, out[-3000:]
+    flat = " ".join(out.split())
     assert "Stage 4 (lossless RoCE) does not apply: the NPUs of node01 have no RoCE port for hccn_tool " \
-           "(product family 310P, 310P3). Skipped." in " ".join(out.split())
+           "(product family 310P, 310P3). Skipped." in flat
+    assert "Stage 3 (intra-node HCCL bandwidth over HCCS) does not apply to node01: its chips are linked over PCIe only " \
+           "(product family 310P). Skipped." in flat
     summary = _latest(duo, "summary.json")
     stages = summary["nodes"]["node01"]
-    assert [(stages[key]["role"], stages[key]["status"]) for key in ("stage0", "stage2", "stage4")] == [
-        ("health_check", "passed"), ("version_check", "passed"), ("roce_lossless", "skipped")]
+    assert dict((key, stages[key]["status"]) for key in stages) == {
+        "stage0": "passed", "stage1": "skipped", "stage2": "passed", "stage3": "skipped", "stage4": "skipped",
+        "stage5": "passed", "stage6": "passed", "stage7": "passed", "stage8": "passed", "stage9": "skipped"}
+    env = duo.node("node01", "cat", "/etc/profile.d/npuops-hccl.sh")
+    assert "export HCCL_IF_IP=" in env and "HCCL_RDMA" not in env
     health = _latest(duo, "stage0-health_check/node01.json")
     product = health["npu"]["summary"]["product"]
     assert (product["family"], product["npus"], product["chips"], product["roce_ports"]) == ("310P", 4, 8, False)
