@@ -60,7 +60,7 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-test: setup lint sanity core219 compat molecule unit integration bench-smoke
+test: setup lint changelog-lint sanity core219 compat molecule unit integration bench-smoke
 
 demo: setup
 	tools/dev/demo.sh $(NODES)
@@ -80,6 +80,68 @@ bench-smoke: setup
 build: setup
 	mkdir -p build
 	ansible-galaxy collection build --force --output-path build/ .
+
+# The build context of the execution environment (execution-environment.yml) in build/ee-context, with
+# the tarball of `make build`. Needs no container engine; building the image does (docs/awx.md).
+.PHONY: ee-context
+ee-context: build
+	@version=$$(sed -n 's/^version: *//p' galaxy.yml); \
+	tarball=build/npuops-ascend-$$version.tar.gz; \
+	others=$$(ls build/npuops-ascend-*.tar.gz | grep -vxF "$$tarball" || true); \
+	if [ -n "$$others" ]; then echo "ee-context: remove the tarballs of other versions from build/: $$others" >&2; exit 1; fi; \
+	extra=$$(tar -tzf "$$tarball" | cut -d/ -f1 | sort -u | grep -E '^(\.venv|npuops-reports$$)' || true); \
+	if [ -n "$$extra" ]; then echo "ee-context: WARNING: $$tarball holds working-tree files (add them to build_ignore in galaxy.yml):" $$extra >&2; fi; \
+	rm -rf build/ee-context; \
+	ansible-builder create --file execution-environment.yml --context build/ee-context --output-filename Containerfile; \
+	test -f build/ee-context/Containerfile; \
+	test -f "build/ee-context/_build/collections/npuops-ascend-$$version.tar.gz"; \
+	grep -q 'ansible-galaxy collection install .*/npuops-ascend-' build/ee-context/Containerfile; \
+	echo "ee-context: build/ee-context/Containerfile installs npuops.ascend $$version; build the image with" \
+	  "ansible-builder build --file execution-environment.yml --context build/ee-context -t npuops-ascend-ee:$$version"
+
+# antsibull-changelog: changelogs/config.yaml, every fragment and changelogs/changelog.yaml (about a second)
+.PHONY: changelog-lint
+changelog-lint: setup
+	antsibull-changelog lint
+	antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
+
+# galaxy-importer, the checks Galaxy runs on an uploaded collection, on the tarball of `make build`, offline:
+# the ansible-doc of every plugin, the changelog, and its ansible-lint run with --offline. Its ansible-test
+# run stays off (it needs a container engine and the default test image; `make sanity` runs ansible-test
+# sanity here). galaxy-importer gets its own venv under build/ with the ansible-core and ansible-lint pins of
+# requirements-dev.txt. A WARNING or ERROR line of the importer fails the target; the log and
+# importer_result.json are left in build/ (docs/development.md, section Galaxy).
+GALAXY_IMPORTER_VERSION := 0.4.44
+GALAXY_IMPORTER_VENV := $(REPO)/build/galaxy-importer-venv
+.PHONY: galaxy-importer
+galaxy-importer: build
+	@want="$(GALAXY_IMPORTER_VERSION) $$(sha256sum requirements-dev.txt | cut -c1-16)"; \
+	if [ "$$(cat '$(GALAXY_IMPORTER_VENV)/.npuops-setup' 2>/dev/null)" != "$$want" ]; then \
+	  echo "galaxy-importer: installing galaxy-importer $(GALAXY_IMPORTER_VERSION) into $(GALAXY_IMPORTER_VENV)"; \
+	  rm -rf '$(GALAXY_IMPORTER_VENV)'; \
+	  '$(VENV)/bin/python' -m venv '$(GALAXY_IMPORTER_VENV)'; \
+	  '$(GALAXY_IMPORTER_VENV)/bin/pip' install -q --disable-pip-version-check -c requirements-dev.txt \
+	    'galaxy-importer==$(GALAXY_IMPORTER_VERSION)'; \
+	  echo "$$want" > '$(GALAXY_IMPORTER_VENV)/.npuops-setup'; \
+	fi
+	@version=$$(sed -n 's/^version: *//p' galaxy.yml); \
+	cd build; rm -f importer_result.json galaxy-importer.log; \
+	env PATH='$(GALAXY_IMPORTER_VENV)/bin':"$$PATH" GALAXY_IMPORTER_RUN_ANSIBLE_TEST=false \
+	  GALAXY_IMPORTER_RUN_ANSIBLE_DOC=true GALAXY_IMPORTER_CHECK_CHANGELOG=true \
+	  GALAXY_IMPORTER_RUN_ANSIBLE_LINT=true GALAXY_IMPORTER_OFFLINE_ANSIBLE_LINT=true \
+	  '$(GALAXY_IMPORTER_VENV)/bin/python' -m galaxy_importer.main "npuops-ascend-$$version.tar.gz" \
+	  | tee galaxy-importer.log; \
+	test -s importer_result.json; \
+	if grep -E '^(WARNING|ERROR|CRITICAL):' galaxy-importer.log >/dev/null; then \
+	  echo "galaxy-importer: build/galaxy-importer.log has warnings or errors (above)" >&2; exit 1; \
+	fi; \
+	'$(GALAXY_IMPORTER_VENV)/bin/python' -c 'import json, sys; r = json.load(open(sys.argv[1])); \
+	  bare = sorted("%s %s" % (c["content_type"], c["content_name"]) for c in r["docs_blob"]["contents"] \
+	                if c["content_type"] not in ("role", "playbook", "module_utils", "doc_fragments", "action") \
+	                and not c["doc_strings"]); \
+	  print("galaxy-importer: listed without documentation (tests/unit/plugins/filter/test_plugin_docs.py):", \
+	        ", ".join(bare)) if bare else None' importer_result.json; \
+	echo "galaxy-importer: npuops-ascend-$$version.tar.gz imports cleanly (build/importer_result.json)"
 
 clean:
 	rm -rf build tests/output .ansible .ruff_cache

@@ -180,15 +180,20 @@ class NpuSmi:
         self.version = data.get('version') or self.version
         return data
 
-    def list_devices(self, then=''):
-        """NPU ids from ``npu-smi info -l``; a ToolError when it fails or lists none."""
+    def listing(self, then=''):
+        """The parsed ``npu-smi info -l`` and its NPU ids; a ToolError when it fails or lists none."""
         argv = self.list_argv()
         out = self.run(argv, then=then)
-        ids = device_ids(self.parse('list', argv, out))
+        parsed = self.parse('list', argv, out)
+        ids = device_ids(parsed)
         if not ids:
             text = '%s lists no NPU. Check the driver installation.' % cmd_to_text(argv)
             raise ToolError(cmd=argv, rc=0, stdout=out, subject=where(self.host), msg=text + (' ' + then if then else ''))
-        return ids
+        return parsed, ids
+
+    def list_devices(self, then=''):
+        """NPU ids from ``npu-smi info -l``; a ToolError when it fails or lists none."""
+        return self.listing(then)[1]
 
     def port_devices(self, then=''):
         """Device ids of the NPU ports (what ``hccn_tool -i`` takes), in order.
@@ -197,20 +202,13 @@ class NpuSmi:
         (the two dies of an A3 NPU, a 310P Duo card) has one device per chip: their logic ids come
         from ``npu-smi info -m`` (MCU rows have no logic id and are left out).
         """
-        argv = self.list_argv()
-        out = self.run(argv, then=then)
-        listing = self.parse('list', argv, out)
-        ids = device_ids(listing)
-        if not ids:
-            text = '%s lists no NPU. Check the driver installation.' % cmd_to_text(argv)
-            raise ToolError(cmd=argv, rc=0, stdout=out, subject=where(self.host), msg=text + (' ' + then if then else ''))
-        counts = [item.get('chip_count') for item in listing.get('devices') or [] if isinstance(item, dict)]
+        parsed, ids = self.listing(then)
+        counts = [item.get('chip_count') for item in parsed.get('devices') or [] if isinstance(item, dict)]
         if not any(isinstance(count, int) and count > 1 for count in counts):
             return ids
         argv = self.node_view_argv('mapping')
         mapping = self.parse('mapping', argv, self.run(argv, then=then))
-        logic = logic_ids(mapping)
-        return logic or ids
+        return logic_ids(mapping) or ids
 
     def processes(self, devices, then=''):
         """NPU processes of ``npu-smi info`` on ``devices``: [{device, pid, name}]."""

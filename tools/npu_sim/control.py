@@ -14,6 +14,7 @@ import sys
 from . import host
 from . import model
 from . import perf
+from . import plog
 from . import state as st_mod
 from . import versions
 from .output import Result
@@ -276,6 +277,7 @@ def cmd_fault(args, path, res):
             render_version_files(snapshot)
         if args.kind == "shm-full":
             host.sync_shm(snapshot, path)
+        plog.write_fault_lines(snapshot, args.kind, args.device, args.value, snapshot["faults"][-1]["since"])
         res.o("fault set: %s%s%s" % (args.kind, "" if args.device is None else " device %d" % args.device,
                                      "" if args.value in (None, "") else " value %s" % args.value))
         return

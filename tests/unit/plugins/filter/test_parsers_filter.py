@@ -8,7 +8,7 @@ import os
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import parsers
+from ansible_collections.npuops.ascend.plugins.filter import npu_smi_parse as parsers
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers')
 

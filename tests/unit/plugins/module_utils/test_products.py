@@ -75,3 +75,19 @@ def test_health_view_of_two_chips_keeps_the_worst_word_and_every_code():
     assert parsed['health'] == 'Alarm' and parsed['error_codes'] == ['A4025021', '8C03A000'] and parsed['unparsed'] == []
     swapped = text.replace('Alarm', 'TMP').replace(': OK', ': Alarm').replace('TMP', 'OK')
     assert npu_smi.parse_health(swapped)['health'] == 'Alarm'
+
+
+def test_upper_case_rc_versions_of_910a_drivers_are_kept_as_printed():
+    """No public 910A table with an upper-case RC version (22.0.RC3) was found: the real 21.0.4 table with its title
+    rewritten shows that the version is kept as printed and the rows are read the same."""
+    import os
+    from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers', 'npu_smi', 'info', 'paddle_910a_21.0.4.txt')
+    with open(path, encoding='utf-8') as handle:
+        real = handle.read()
+    assert '21.0.4' in real
+    upper = real.replace('21.0.4', '22.0.RC3')
+    parsed, before = npu_smi.parse_info(upper), npu_smi.parse_info(real)
+    assert parsed['version'] == '22.0.RC3' and parsed['unparsed'] == []
+    assert parsed['devices'] == before['devices'] and parsed['devices']
+    assert _products.identify(parsed['devices'])['family'] == '910A'

@@ -333,3 +333,18 @@ def test_a_query_silent_twice_is_an_error_entry_never_a_value(run_module):
     found = health_findings({'host': HOST, 'ports': res.result}, {'npus_per_node': 1})
     assert [f['msg'] for f in found if f['check'] == 'link'] == [
         '%s NPU 1: the link could not be read: %s' % (HOST, error['msg'].split(': ', 1)[1])]
+
+
+def test_npus_of_two_chips_have_one_port_per_chip_from_the_mapping(run_module):
+    """An A3 lists Chip Count 2 per NPU: the ports are the chips' logic ids of `npu-smi info -m`, MCU rows left out."""
+    kv = '\t%-30s : %s'
+    listing = '\n'.join([kv % ('Total Count', 2), '', kv % ('NPU ID', 0), kv % ('Chip Count', 2), '',
+                         kv % ('NPU ID', 1), kv % ('Chip Count', 2), '']) + '\n'
+    mapping = sample('npu_smi/mapping/xllm_a3_mock')   # NPU 0 chips 0/1 (logic 0/1), its Mcu (logic -), NPU 1 chip 0 (logic 2)
+    cmds = {(NPU_SMI, 'info', '-l'): (0, listing, ''), (NPU_SMI, 'info', '-m'): (0, mapping, '')}
+    for dev in (0, 1, 2):
+        cmds[argv(dev, 'link')] = (0, sample('hccn_tool/link/mc_doc_up'), '')
+    res = run_module(hccn_info, {'queries': ['link']}, cmds)
+    assert not res.failed, res
+    assert sorted(res.result['devices']) == ['0', '1', '2']
+    assert res.calls[:2] == [[NPU_SMI, 'info', '-l'], [NPU_SMI, 'info', '-m']]

@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over the vendor-output parsers: npu_smi_parse, hccn_parse, train_log_parse, cpu_list.
 
-The documentation of each filter is in the .yml file of the same name next to this file.
+The documentation of each filter is in the .yml file of the same name next to this file. The file
+itself is named after one of its filters: Galaxy lists every .py file under plugins/filter/ as a
+filter of the file's name, and a name that is no filter would show there as an undocumented one.
 """
 
 from __future__ import annotations

@@ -1,0 +1,181 @@
+#!/usr/bin/python
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: ascend_diagnose
+short_description: Find known Ascend error codes in the CANN process logs (plog, run logs) of a node
+version_added: 0.1.0
+author:
+  - npuops maintainers (@npuops)
+description:
+  - Reads the CANN process logs of the node line by line, never a whole file at once, and finds the errors it knows
+    (EI0006, EJ0001, EL0004, EI0001, EI0002, the internal errors E?9999 such as EZ9999 or EL9999, a missing
+    C(libascendcl.so), an aclnn operator missing from C(libopapi.so)).
+  - Returns one finding per code with how often it was seen, the first and last time (from the time stamps of the log
+    lines), the files it was seen in, and the cause, fix and official source of a shipped knowledge table.
+  - A file or directory that cannot be read is a finding of code C(unreadable), never a failure.
+  - Only reads; never reports a change.
+options:
+  paths:
+    description:
+      - Log files or directories to read; directories are read recursively. C(~) and C($VAR) are expanded on the node.
+      - When not given, the standard log directories C(~/ascend/log/debug/plog) and C(~/ascend/log/run/plog), plus
+        C($ASCEND_PROCESS_LOG_PATH) when that variable is set for the module.
+      - A path that does not exist is listed in RV(missing), not an error.
+    type: list
+    elements: str
+  max_files:
+    description:
+      - Read at most this many files, the newest (by modification time) first; a warning says when files were left out.
+    type: int
+    default: 200
+  max_bytes_per_file:
+    description:
+      - Read at most this many bytes of each file (from its start); a warning names each file read only in part.
+    type: int
+    default: 67108864
+  since:
+    description:
+      - Only count log lines at or after this time (node local time, as the logs write it), C(YYYY-MM-DD),
+        C(YYYY-MM-DD HH:MM[:SS]) or C(YYYY-MM-DDTHH:MM[:SS]). Lines without a time take the time of the line before.
+    type: str
+extends_documentation_fragment:
+  - npuops.ascend.attributes
+  - npuops.ascend.attributes.info_module
+attributes:
+  platform:
+    support: full
+    platforms: posix
+    description: Linux nodes whose NPU processes write CANN logs (plog, run logs).
+notes:
+  - The log files are written by the processes that use the NPUs (C($HOME) of the user that ran them); run the task as
+    that user, or with become, to read them.
+  - HCCL stuck at its first step has no log line of its own; it shows as EI0006 (connection) or EI0002 (execution
+    timeout) when HCCL gives up, which this module reports.
+seealso:
+  - module: npuops.ascend.health_info
+"""
+
+EXAMPLES = r"""
+- name: Look for known errors in the standard log directories
+  npuops.ascend.ascend_diagnose:
+  register: diag
+
+- name: Read the logs of a training job written elsewhere, only from today
+  npuops.ascend.ascend_diagnose:
+    paths:
+      - /data/jobs/job42/ascend_log
+      - $HOME/ascend/log/run/plog
+    since: "2024-05-20"
+    max_bytes_per_file: 10485760
+  register: diag_job
+
+- name: Show the codes found
+  ansible.builtin.debug:
+    msg: "{{ diag.findings | map(attribute='code') | list }}"
+"""
+
+RETURN = r"""
+findings:
+  description:
+    - One entry per code found, the most frequent first. C(count) counts log lines; C(first_seen) and C(last_seen)
+      are C(YYYY-MM-DDTHH:MM:SS.ffffff) from the log lines (null when no line had a time); C(files) lists the files.
+    - C(cause), C(fix) and C(source) (official document ids) come from the knowledge table.
+    - Code C(E?9999) has C(codes), the internal error codes seen (C(EZ9999), C(EL9999) ...); code C(unreadable) has
+      C(msgs), what could not be read and why.
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - code: EI0006
+      count: 12
+      first_seen: "2025-07-23T03:49:57.177194"
+      last_seen: "2025-07-23T03:49:57.177282"
+      files: [/root/ascend/log/debug/plog/plog-2717288_20250723034557123.log]
+      cause: HCCL could not set up its sockets with a peer rank in time ...
+      fix: Look first at ranks with other (earlier) errors ...
+      source: atlaserrorcode_15_0246 (CANN 8.5.0); hcclug_000050
+files_read:
+  description: The files read (in full or up to O(max_bytes_per_file)).
+  returned: success
+  type: list
+  elements: str
+unreadable:
+  description: The files and directories that could not be read, with the reason (C(path), C(msg)).
+  returned: success
+  type: list
+  elements: dict
+missing:
+  description: The paths that do not exist on the node.
+  returned: success
+  type: list
+  elements: str
+truncated:
+  description: The files read only up to O(max_bytes_per_file).
+  returned: success
+  type: list
+  elements: str
+paths:
+  description: The paths read, after the defaults and C(~)/C($VAR) expansion.
+  returned: success
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.npuops.ascend.plugins.module_utils._diagnose import (  # noqa: E402
+    LogScanner,
+    default_paths,
+    expand,
+    parse_since,
+)
+
+
+def problems(params):
+    """What is wrong with the options, before any file is read."""
+    found = []
+    paths = params['paths']
+    if paths is not None:
+        if not paths:
+            found.append('paths is an empty list; leave it out to read the standard log directories')
+        elif any(not str(path).strip() for path in paths):
+            found.append('paths has an empty entry: %r' % (paths,))
+    for name in ('max_files', 'max_bytes_per_file'):
+        if params[name] < 1:
+            found.append('%s must be 1 or more, got %d' % (name, params[name]))
+    if params['since'] is not None:
+        try:
+            parse_since(params['since'])
+        except ValueError as exc:
+            found.append(str(exc))
+    return found
+
+
+def main():
+    argument_spec = dict(
+        paths=dict(type='list', elements='str'),
+        max_files=dict(type='int', default=200),
+        max_bytes_per_file=dict(type='int', default=64 * 1024 * 1024),
+        since=dict(type='str'),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    found = problems(module.params)
+    if found:
+        module.fail_json(msg='ascend_diagnose: %s.' % '; '.join(found))
+    paths = module.params['paths'] or default_paths()
+    since = parse_since(module.params['since']) if module.params['since'] is not None else None
+    scanner = LogScanner(module.params['max_files'], module.params['max_bytes_per_file'], since).scan(paths)
+    for warning in scanner.warnings:
+        module.warn(warning)
+    result = scanner.result()
+    result['paths'] = [expand(path) for path in paths]
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
