@@ -93,23 +93,32 @@ class Pod:
         return proc.returncode, proc.stdout + "\n" + proc.stderr
 
 
+def bring_up(top, prefix, nodes, group_vars, product=None):
+    """A simulated PoD of ``nodes`` nodes on ``prefix``.N under ``top``, its inventory with ``group_vars``; the Pod."""
+    pod = Pod(top)
+    os.makedirs(os.path.join(pod.inventory_dir, "group_vars"))
+    os.makedirs(pod.reports)
+    with open(os.path.join(pod.inventory_dir, "group_vars", "ascend_pod.yml"), "w") as handle:
+        handle.write(group_vars + "npuops_report_dir: %s\n" % pod.reports)
+    argv = [PODCTL, "up", "--nodes", str(nodes), "--base", pod.base, "--address-prefix", prefix, "--inventory", pod.inventory,
+            "--ssh-config", os.path.join(pod.base, "ssh_config"), "--flap-seconds", "1"]
+    proc = subprocess.run(argv + (["--product", product] if product else []), capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return pod
+
+
+def take_down(pod):
+    subprocess.run([PODCTL, "down", "--base", pod.base], capture_output=True, timeout=120, check=False)
+
+
 @pytest.fixture(scope="session")
 def pod(tmp_path_factory):
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
-    top = str(tmp_path_factory.mktemp("integration"))
-    pod = Pod(top)
-    os.makedirs(os.path.join(pod.inventory_dir, "group_vars"))
-    os.makedirs(pod.reports)
-    with open(os.path.join(pod.inventory_dir, "group_vars", "ascend_pod.yml"), "w") as handle:
-        handle.write(GROUP_VARS + "npuops_report_dir: %s\n" % pod.reports)
-    proc = subprocess.run([PODCTL, "up", "--nodes", str(len(NODES)), "--base", pod.base, "--address-prefix", PREFIX,
-                           "--inventory", pod.inventory, "--ssh-config", os.path.join(pod.base, "ssh_config"),
-                           "--flap-seconds", "1"],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pod = bring_up(str(tmp_path_factory.mktemp("integration")), PREFIX, len(NODES), GROUP_VARS)
     try:
         yield pod
     finally:
-        subprocess.run([PODCTL, "down", "--base", pod.base], capture_output=True, timeout=120, check=False)
+        take_down(pod)

@@ -9,11 +9,10 @@ import glob
 import json
 import os
 import socket
-import subprocess
 
 import pytest
 
-from conftest import PODCTL, Pod, _skip_reason
+from conftest import _skip_reason, bring_up, take_down
 
 PREFIX = os.environ.get("NPUOPS_IT_DUO_PREFIX", "127.0.13")
 GROUP_VARS = """---
@@ -37,20 +36,11 @@ def duo(tmp_path_factory):
             pytest.skip("%s.1:22 already accepts connections (another PoD is up)" % PREFIX)
     except OSError:
         pass
-    top = str(tmp_path_factory.mktemp("duo"))
-    pod = Pod(top)
-    os.makedirs(os.path.join(pod.inventory_dir, "group_vars"))
-    os.makedirs(pod.reports)
-    with open(os.path.join(pod.inventory_dir, "group_vars", "ascend_pod.yml"), "w") as handle:
-        handle.write(GROUP_VARS + "npuops_report_dir: %s\n" % pod.reports)
-    proc = subprocess.run([PODCTL, "up", "--nodes", "1", "--base", pod.base, "--address-prefix", PREFIX, "--product", "atlas-300i-duo",
-                           "--inventory", pod.inventory, "--ssh-config", os.path.join(pod.base, "ssh_config")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pod = bring_up(str(tmp_path_factory.mktemp("duo")), PREFIX, 1, GROUP_VARS, product="atlas-300i-duo")
     try:
         yield pod
     finally:
-        subprocess.run([PODCTL, "down", "--base", pod.base], capture_output=True, timeout=120, check=False)
+        take_down(pod)
 
 
 def _calls(pod):

@@ -10,17 +10,13 @@ from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import health_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import (
     fake_host_files, health_findings, HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample)
+# the host side of the A2 tests (real numactl, lscpu, meminfo and lspci samples)
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.test_health_info import (
+    LINK_UP, LSCPU_HOST, LSPCI, LSPCI_ARGV, LSPCI_NONE, MEMINFO_HUGE, NUMACTL_H)
 
 INFO_A3 = sample('npu_smi/info/vllm2666_a3_16dies_24.1.rc3.7')      # real: 8 x Ascend910, two dies each, Phy-ID 0-15
 INFO_DUO = sample('npu_smi/info/vllm1563_310p3_duo_25.0.rc1.1')     # real: one 300I Duo card (NPU 8), two 310P3 chips
 TOPO_A3 = sample('npu_smi/topo/sglang30453_a3_two_dies')
-LINK_UP = sample('hccn_tool/link/mc_doc_up')
-NUMACTL_H = sample('numa/numactl/atlas800t_a2_8node')
-LSCPU_HOST = sample('numa/lscpu/blog_atlas800i_a2_new_layout')
-MEMINFO_HUGE = sample('host/meminfo/aarch64_64k_grep_huge_64_pages')
-LSPCI = '/usr/sbin/lspci'
-LSPCI_ARGV = (LSPCI, '-D', '-n', '-d', '19e5:')
-LSPCI_NONE = sample('host/lspci/vm_D_n_d19e5_empty')
 
 KV = '\t%-30s : %s'
 LIST_A3 = '\n'.join([KV % ('Total Count', 8), ''] + sum(([KV % ('NPU ID', npu), KV % ('Chip Count', 2), ''] for npu in range(8)), [])) + '\n'
