@@ -60,7 +60,7 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-test: setup lint changelog-lint sanity core219 compat molecule unit integration bench-smoke
+test: setup lint changelog-lint docs-check galaxy-importer sanity core219 compat molecule unit integration bench-smoke
 
 demo: setup
 	tools/dev/demo.sh $(NODES)
@@ -101,6 +101,14 @@ ee-context: build
 
 # antsibull-changelog: changelogs/config.yaml, every fragment and changelogs/changelog.yaml (about a second)
 .PHONY: changelog-lint
+# The module, filter and role reference under docs/reference, generated from the collection (tools/dev/gen_docs.py).
+.PHONY: docs docs-check
+docs: setup
+	$(VENV)/bin/python tools/dev/gen_docs.py
+
+docs-check: setup
+	$(VENV)/bin/python tools/dev/gen_docs.py --check
+
 changelog-lint: setup
 	antsibull-changelog lint
 	antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import _hccl_rules as rules
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules as rules
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
 
 # (suffix of the role variable hccl_env_<suffix>, environment variable), in the order of the rendered environment
 ENV = (

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
 
 # the NPU side: hccn_tool -mtu -s accepts 68 to 9702 on the 910B (as in roce.py)
 MTU_MIN = 68

@@ -111,7 +111,7 @@ def test_requirements_txt_covers_what_the_controller_side_plugins_import():
              if line.strip() and not line.lstrip().startswith("#")}
     with_core = {canonicalize_name(Requirement(req).name) for req in requires("ansible-core") or ()}
     imported = {}
-    for kind in ("filter", "action", "module_utils"):
+    for kind in ("filter", "action", "module_utils", "plugin_utils"):
         for top, _dirs, files in os.walk(os.path.join(REPO, "plugins", kind)):
             for name in files:
                 if not name.endswith(".py"):

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.filter import perf
-from ansible_collections.npuops.ascend.plugins.filter.perf import baseline_measure
+from ansible_collections.npuops.ascend.plugins.filter import step_stats as perf
+from ansible_collections.npuops.ascend.plugins.filter.step_stats import baseline_measure
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import sample
 
 # Real logs (tests/fixtures/captures/train_log.txt).

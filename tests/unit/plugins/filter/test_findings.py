@@ -9,8 +9,8 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import findings
-from ansible_collections.npuops.ascend.plugins.filter.findings import (
+from ansible_collections.npuops.ascend.plugins.filter import health_findings as findings
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import (
     bench_findings,
     finding,
     findings_text,

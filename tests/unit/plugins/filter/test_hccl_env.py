@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import _hccl_rules, hccl_env as hccl_env_module
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules
+from ansible_collections.npuops.ascend.plugins.filter import hccl_env as hccl_env_module
 from ansible_collections.npuops.ascend.plugins.filter.hccl_env import hccl_env, hccl_env_file
 
 PORTS = [{'device': d, 'address': '10.20.%d.11' % d, 'netmask': '255.255.255.0'} for d in range(8)]

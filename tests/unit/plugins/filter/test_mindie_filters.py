@@ -9,8 +9,8 @@ import os
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import mindie as mindie_module
-from ansible_collections.npuops.ascend.plugins.filter.mindie import (
+from ansible_collections.npuops.ascend.plugins.filter import mindie_config_problems as mindie_module
+from ansible_collections.npuops.ascend.plugins.filter.mindie_config_problems import (
     mindie_config_findings, mindie_config_problem_lines, mindie_config_problems, npu_mem_size, vllm_launch)
 
 

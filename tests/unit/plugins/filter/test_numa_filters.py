@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter.numa import (
+from ansible_collections.npuops.ascend.plugins.filter.numa_bind_map import (
     FilterModule,
     aicore_stats,
     numa_bind_findings,

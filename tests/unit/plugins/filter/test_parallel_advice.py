@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import parallel
-from ansible_collections.npuops.ascend.plugins.filter.parallel import parallel_advice
+from ansible_collections.npuops.ascend.plugins.filter import parallel_advice as parallel
+from ansible_collections.npuops.ascend.plugins.filter.parallel_advice import parallel_advice
 
 
 def test_filter_table():

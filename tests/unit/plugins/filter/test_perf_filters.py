@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.filter import npu_smi_parse as parsers
-from ansible_collections.npuops.ascend.plugins.filter import perf
+from ansible_collections.npuops.ascend.plugins.filter import step_stats as perf
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccl_bench, train_log
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers', 'train_log', 'train_log')

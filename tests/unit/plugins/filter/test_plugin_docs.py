@@ -40,26 +40,11 @@ DOC_TYPES = {
 }
 PRESENT_TYPES = [t for t in sorted(DOC_TYPES) if os.path.isdir(os.path.join(REPO, 'plugins', DOC_TYPES[t]))]
 
-# Files under plugins/filter/ whose names are no filter, so Galaxy shows each as an undocumented
-# filter. Each holds several filters (documented in the .yml files of their names) or, for
-# _hccl_rules, shared helpers only. The way out for each is a file name that is one of its
-# filters, or moving helper code to plugins/plugin_utils/ (which Galaxy does not list). Nothing
-# may be added here; a file that no longer needs its entry makes the test fail until the entry goes.
-KNOWN_UNDOCUMENTED_FILES = {
-    'filter': {
-        '_hccl_rules',
-        'findings',
-        'mindie',
-        'numa',
-        'parallel',
-        'perf',
-        'pod_inventory',
-        'report',
-        'roce',
-        'roce_checks',
-        'switch_checks',
-    },
-}
+# Files under plugins/ that Galaxy would list without documentation: none. A file of several filters
+# is named after one of them (its documentation is the .yml of that name); helpers shared by the
+# filters live in plugins/plugin_utils/, which Galaxy does not list. Nothing may be added here; a
+# file that no longer needs its entry makes the test fail until the entry goes.
+KNOWN_UNDOCUMENTED_FILES = {}
 
 
 def _ansible_doc():

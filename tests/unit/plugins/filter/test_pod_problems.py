@@ -7,8 +7,8 @@ import copy
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import pod_inventory
-from ansible_collections.npuops.ascend.plugins.filter.pod_inventory import pod_problems
+from ansible_collections.npuops.ascend.plugins.filter import pod_problems as pod_inventory
+from ansible_collections.npuops.ascend.plugins.filter.pod_problems import pod_problems
 
 SPEC = {
     'parameter_plane': '10.20.0.0/16',

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import roce_checks
-from ansible_collections.npuops.ascend.plugins.filter.roce_checks import (
+from ansible_collections.npuops.ascend.plugins.filter import roce_port_findings as roce_checks
+from ansible_collections.npuops.ascend.plugins.filter.roce_port_findings import (
     crossnode_findings,
     hccl_alignment_findings,
     hccl_env_findings,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import _hccl_rules, roce
-from ansible_collections.npuops.ascend.plugins.filter.roce import hccl_rdma_tc, npu_ip_plan, roce_intent_problems
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules
+from ansible_collections.npuops.ascend.plugins.filter import roce_intent_problems as roce
+from ansible_collections.npuops.ascend.plugins.filter.roce_intent_problems import hccl_rdma_tc, npu_ip_plan, roce_intent_problems
 
 RAIL = {'network': '10.20.0.0/16', 'layout': 'rail', 'prefix': 24, 'host_offset': 10}
 MASK24 = '255.255.255.0'
@@ -28,10 +29,6 @@ def test_filter_table():
         'hccl_rdma_tc': hccl_rdma_tc,
         'roce_intent_problems': roce_intent_problems,
     }
-
-
-def test_the_shared_rules_module_defines_no_filter():
-    assert _hccl_rules.FilterModule().filters() == {}
 
 
 # --- npu_ip_plan --------------------------------------------------------------------------------------------------

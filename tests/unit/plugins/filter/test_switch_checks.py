@@ -11,9 +11,9 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import switch_checks
-from ansible_collections.npuops.ascend.plugins.filter.findings import findings_text
-from ansible_collections.npuops.ascend.plugins.filter.switch_checks import (
+from ansible_collections.npuops.ascend.plugins.filter import switch_port_findings as switch_checks
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import findings_text
+from ansible_collections.npuops.ascend.plugins.filter.switch_port_findings import (
     neighbour_of,
     switch_ecn_findings,
     switch_pfc_findings,

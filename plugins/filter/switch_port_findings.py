@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter.findings import FAIL, WARN, finding
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import FAIL, WARN, finding
 
 # Ethernet header (14 bytes) + FCS (4): the frame of a full-size IP packet of MTU bytes, untagged
 FRAME_OVERHEAD = 18

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter.findings import FAIL, WARN, finding
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import FAIL, WARN, finding
 
 GOVERNORS = ('performance', 'powersave', 'ondemand', 'schedutil', 'conservative', 'userspace')
 METHODS = ('numactl', 'taskset')

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter.findings import finding
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import finding
 from ansible_collections.npuops.ascend.plugins.module_utils import _mindie
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 

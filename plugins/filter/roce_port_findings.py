@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter.findings import WARN, _own_words, finding
+from ansible_collections.npuops.ascend.plugins.filter.health_findings import WARN, _own_words, finding
 
 # queries whose set takes the port down for a few seconds (hccn_config waits for the link after them)
 LINK_AFFECTING = ('-mtu -s', '-pfc -s')

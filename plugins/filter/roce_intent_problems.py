@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter import _hccl_rules as rules
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules as rules
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
 
 # hccn_tool on the 910B: -mtu -s size accepts 68 to 9702; -dscp_to_tc -s dscp D tc T accepts tc 0 to 3
 MTU_MIN = 68

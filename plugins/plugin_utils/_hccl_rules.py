@@ -51,13 +51,6 @@ CNI_BRIDGES = (
 )
 
 
-class FilterModule:
-    """No filter: the helpers of this module are imported by the filter plugins of npuops.ascend."""
-
-    def filters(self):
-        return {}
-
-
 def show(value, width=80):
     """A value as a problem sentence shows it: its repr (numbers plain, strings quoted), shortened to ``width``."""
     return short_repr(value, width)

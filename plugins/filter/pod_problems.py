@@ -12,16 +12,16 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import (
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import (
     LOOPBACK_AND_BRIDGES,
     netaddr,
     refused_interfaces,
     require_netaddr,
     split_socket_ifname,
 )
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import integer as _integer
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import ip as _ip
-from ansible_collections.npuops.ascend.plugins.filter._hccl_rules import ipv4 as _ipv4
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import integer as _integer
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import ip as _ip
+from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import ipv4 as _ipv4
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 
 DEFAULT_REQUIRED = ['npuops_npu_ports', 'npuops_hccl_if_ip', 'npuops_hccl_socket_ifname']
