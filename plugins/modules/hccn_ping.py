@@ -88,15 +88,18 @@ EXAMPLES = r"""
   npuops.ascend.hccn_ping:
     mode: subnet
     targets: >-
-      {{ ansible_play_hosts | difference([inventory_hostname]) | map('extract', hostvars, 'npu_ports')
+      {{ ansible_play_hosts | difference([inventory_hostname]) | map('extract', hostvars, 'npuops_npu_ports')
          | flatten | map(attribute='address') | list }}
     size: 8972
   register: peers
 
-- name: Ping the ring neighbours of every NPU with jumbo frames
+- name: Ping the ring neighbours of NPU 0 on its rail (NPU 0 of the previous and the next node) with jumbo frames
   npuops.ascend.hccn_ping:
     mode: ring
-    targets: "{{ pod_npu_addresses }}"
+    devices: [0]
+    targets: >-
+      {{ ansible_play_hosts | map('extract', hostvars, 'npuops_npu_ports') | map('selectattr', 'device', 'equalto', 0)
+         | flatten | map(attribute='address') | list }}
     size: 8972
     count: 3
   register: ring
@@ -106,12 +109,12 @@ EXAMPLES = r"""
     that:
       - ring.summary.unreachable == 0
       - ring.summary.lossy == 0
-    fail_msg: "{{ ring.pairs | rejectattr('loss_pct', 'equalto', 0.0) | list }}"
+    fail_msg: "Pairs that lose packets: {{ ring.pairs | rejectattr('loss_pct', 'equalto', 0.0) | list | to_json }}"
 
-- name: Full mesh from NPU 0 and 1 to two addresses, failing on any loss of reachability
+- name: Mesh from NPU 0 to the NPU 0 of two nodes (its own address is skipped), failing on any loss of reachability
   npuops.ascend.hccn_ping:
-    devices: [0, 1]
-    targets: [10.20.0.10, 10.20.1.10]
+    devices: [0]
+    targets: [10.20.0.11, 10.20.0.12]
     fail_on_unreachable: true
 """
 

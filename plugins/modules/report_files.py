@@ -85,14 +85,18 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Write the report of this node (JSON for tools, Markdown for people)
+- name: Read the health of this node
+  npuops.ascend.health_info:
+  register: health
+
+- name: Write the report of this node (JSON for tools, a line for people)
   npuops.ascend.report_files:
-    dir: "{{ gate_run_dir }}/stage0-health_check"
+    dir: "{{ npuops_report_dir | default('/var/log/npuops/reports') }}/health"
     files:
       - name: "{{ inventory_hostname }}.json"
-        content: "{{ health_check_findings | to_nice_json }}\n"
-      - name: "{{ inventory_hostname }}.md"
-        content: "{{ lookup('ansible.builtin.template', 'report.md.j2') }}"
+        content: "{{ health.npu.summary | to_nice_json }}\n"
+      - name: "{{ inventory_hostname }}.txt"
+        content: "{{ inventory_hostname }}: {{ 'healthy' if health.npu.summary.all_healthy else 'NOT healthy' }}\n"
 
 - name: Write one file for the whole PoD
   npuops.ascend.report_files:

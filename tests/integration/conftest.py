@@ -30,15 +30,16 @@ npuops_allow_loopback_if_ip: true
 """
 
 
-def _skip_reason():
+def _skip_reason(prefix=PREFIX, nodes=None):
+    """Why a PoD of ``nodes`` nodes on ``prefix``.N cannot be brought up here, or None."""
     if os.geteuid() != 0:
         return "the simulated PoD needs root (namespaces, bind mounts, sshd for root logins)"
     if not os.access("/usr/sbin/sshd", os.X_OK) or not shutil.which("unshare"):
         return "sshd or unshare missing (make setup installs them)"
-    for index in range(1, len(NODES) + 1):
+    for index in range(1, (len(NODES) if nodes is None else nodes) + 1):
         try:
-            with socket.create_connection(("%s.%d" % (PREFIX, index), 22), timeout=0.3):
-                return "%s.%d:22 already accepts connections (another PoD is up)" % (PREFIX, index)
+            with socket.create_connection(("%s.%d" % (prefix, index), 22), timeout=0.3):
+                return "%s.%d:22 already accepts connections (another PoD is up)" % (prefix, index)
         except OSError:
             pass
     return None
