@@ -13,6 +13,49 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 
+SCOPE_TEXT = {
+    'pod': 'a PoD-wide cause (timeout or configuration), not one bad card',
+    'card': 'a fault of that card or its link (cable, optics, switch port); no other card or node reports it',
+    'node': 'a fault of that node (host, driver or the job there), not of one card and not PoD-wide',
+    'nodes': 'local faults of those nodes, not PoD-wide',
+}
+
+
+def _cards(devices, without):
+    """'card 3', 'cards 0, 1', with the lines no card was named for."""
+    if not devices:
+        return 'no card named in the logs'
+    text = '%s %s' % ('card' if len(devices) == 1 else 'cards', ', '.join(str(dev) for dev in devices))
+    if without:
+        text += ' (+%d line(s) naming no card)' % without
+    return text
+
+
+def _scope(where, read):
+    if read > 1 and len(where) == read:
+        return 'pod'
+    if len(where) > 1:
+        return 'nodes'
+    only = where[0]
+    if len(only['devices']) == 1 and not only['lines_without_device']:
+        return 'card'
+    return 'node'
+
+
+def _headline(entry, read):
+    code, where = entry['code'], entry['per_node']
+    if entry['scope'] == 'pod':
+        return '%s: on every node (%d/%d) - %s' % (code, len(where), read, SCOPE_TEXT['pod'])
+    if entry['scope'] == 'card':
+        return '%s: on card %s of %s only (%d/%d nodes) - %s' % (code, where[0]['devices'][0], where[0]['node'], 1, read,
+                                                               SCOPE_TEXT['card'])
+    if entry['scope'] == 'node':
+        return '%s: on %s only (%d/%d nodes), %s - %s' % (code, where[0]['node'], 1, read,
+                                                        _cards(where[0]['devices'], where[0]['lines_without_device']),
+                                                        SCOPE_TEXT['node'])
+    return '%s: on %s only (%d/%d nodes) - %s' % (code, ', '.join(entry['nodes']), len(where), read, SCOPE_TEXT['nodes'])
+
+
 def diagnose_summary(results, group='ascend_pod'):
     """{'codes': [...], 'unread': [...], 'lines': [...]} over {host: ascend_diagnose result}."""
     if not isinstance(results, Mapping):
@@ -26,27 +69,33 @@ def diagnose_summary(results, group='ascend_pod'):
         for found in results[host].get('findings') or []:
             if not isinstance(found, Mapping) or not found.get('code'):
                 continue
-            seen.setdefault(found['code'], []).append({'node': host, 'count': found.get('count'), 'first_seen': found.get('first_seen'),
-                                                       'last_seen': found.get('last_seen'), 'files': found.get('files') or []})
+            devices = sorted(dev for dev in found.get('devices') or [] if isinstance(dev, int))
+            without = found.get('lines_without_device')
+            if not isinstance(without, int):
+                # a result without device attribution: none of its lines is tied to a card
+                without = (found.get('count') or 0) if not devices else 0
+            seen.setdefault(found['code'], []).append({
+                'node': host, 'count': found.get('count'), 'first_seen': found.get('first_seen'),
+                'last_seen': found.get('last_seen'), 'files': found.get('files') or [], 'devices': devices,
+                'lines_without_device': without})
             info.setdefault(found['code'], found)
     read = len(nodes) - len(unread)
     codes = []
     for code in sorted(seen, key=lambda name: (-sum(item['count'] or 0 for item in seen[name]), name)):
         where = seen[code]
-        scope = 'pod' if read > 1 and len(where) == read else 'local'
-        codes.append({'code': code, 'scope': scope, 'nodes': [item['node'] for item in where], 'per_node': where,
-                      'cause': info[code].get('cause'), 'fix': info[code].get('fix'), 'source': info[code].get('source')})
+        entry = {'code': code, 'scope': _scope(where, read), 'nodes': [item['node'] for item in where], 'per_node': where,
+                 'cause': info[code].get('cause'), 'fix': info[code].get('fix'), 'source': info[code].get('source')}
+        entry['cards'] = ['%s:%s' % (item['node'], dev) for item in where for dev in item['devices']]
+        codes.append(entry)
     lines = ['PoD %s: %d node(s), %d known error code(s) found' % (group, len(nodes), len(codes))]
     if unread:
         lines.append('logs not read on: %s' % ', '.join(unread))
     for entry in codes:
-        if entry['scope'] == 'pod':
-            lines.append('%s: on every node (%d/%d) - a PoD-wide cause (timeout or configuration), not one bad card'
-                         % (entry['code'], len(entry['nodes']), read))
-        else:
-            lines.append('%s: on %s only (%d/%d) - a local fault there' % (entry['code'], ', '.join(entry['nodes']), len(entry['nodes']), read))
+        lines.append(_headline(entry, read))
         for item in entry['per_node']:
-            lines.append('  node %s: %s line(s), first %s, last %s' % (item['node'], item['count'], item['first_seen'], item['last_seen']))
+            lines.append('  node %s: %s line(s), %s, first %s, last %s' % (
+                item['node'], item['count'], _cards(item['devices'], item['lines_without_device']), item['first_seen'],
+                item['last_seen']))
         lines.append('  cause: %s' % entry['cause'])
         lines.append('  fix: %s' % entry['fix'])
         lines.append('  source: %s' % entry['source'])

@@ -7,6 +7,12 @@ line), the cause, the fix and the source (official document ids). :class:`LogSca
 a whole file), with a byte budget per file, and counts each code once per line with the first and last time it was
 seen. Lines without a time of their own (the continuation lines of an error message) take the last time seen in the
 same file. Unreadable files become findings of code ``unreadable``.
+
+Each counted line is also given the NPU it concerns, when the logs say so: a line that names its device (the
+LINK_ERROR_INFO block HCCL prints with EI0006, ``|  comm error, device[1]``; the runtime's device errors,
+``device(chipId:3, dieId:0)``), else the one device a file names (a plog file is written by one process, and a
+training or serving process drives one NPU), else the directory of device-side logs (``debug/device-3/``, doc
+logreference_0002). A line of a file that names several devices, or none, counts as ``lines_without_device``.
 Python 3.9 compatible: this file runs on the managed nodes.
 """
 
@@ -15,8 +21,9 @@ from __future__ import annotations
 import os
 import re
 
-# The standard log directories of a process on an Ascend host (doc logreference_0002), before ~ and $VAR expansion.
-DEFAULT_DIRS = ('~/ascend/log/debug/plog', '~/ascend/log/run/plog')
+# The standard log directories of a process on an Ascend host, before ~ and $VAR expansion: host-side logs in plog/,
+# device-side logs (HCCP, AI CPU) in device-<id>/ under each (doc logreference_0002).
+DEFAULT_DIRS = ('~/ascend/log/debug', '~/ascend/log/run')
 LOG_PATH_ENV = 'ASCEND_PROCESS_LOG_PATH'
 # Longest line taken in one piece; the rest of a longer line is read as further lines.
 LINE_LIMIT = 65536
@@ -118,6 +125,23 @@ UNREADABLE = {
 TIME_RE = re.compile(r'(\d{4}-\d{2}-\d{2})[- ](\d{2}:\d{2}:\d{2})(?:\.(\d{3})(?:\.(\d{3}))?)?')
 SINCE_RE = re.compile(r'^\s*(\d{4}-\d{2}-\d{2})(?:[-T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,6}))?)?\s*$')
 SERIES_RE = re.compile(r'\bE([0-9A-Z])9999\b')
+# A line that names the device it is about (see the module docstring).
+LINE_DEVICE_RE = re.compile(r'comm error, device\[(\d+)\]|\bdevice\(chipId:(\d+)')
+DEVICE_DIR_RE = re.compile(r'^device-(\d+)$')
+
+
+def line_device(line):
+    """The device id a log line names, or None."""
+    match = LINE_DEVICE_RE.search(line)
+    if not match:
+        return None
+    return int(match.group(1) if match.group(1) is not None else match.group(2))
+
+
+def directory_device(path):
+    """The device id of a file under a ``device-<id>`` directory of device-side logs, or None."""
+    match = DEVICE_DIR_RE.match(os.path.basename(os.path.dirname(path)))
+    return int(match.group(1)) if match else None
 
 
 def line_time(line):
@@ -230,6 +254,8 @@ class LogScanner:
         budget = self.max_bytes
         read = 0
         last_time = None
+        hits = []
+        named = set()
         try:
             with handle:
                 while read < budget:
@@ -238,6 +264,9 @@ class LogScanner:
                         break
                     read += len(raw)
                     line = raw.decode('utf-8', 'replace')
+                    device = line_device(line)
+                    if device is not None:
+                        named.add(device)
                     when = line_time(line)
                     if when is not None:
                         last_time = when
@@ -245,11 +274,13 @@ class LogScanner:
                         when = last_time
                     if self.since and when is not None and when < self.since:
                         continue
-                    self._match(line, when, path)
+                    hits.extend((entry, device) for entry in self._match(line, when, path))
                 more = bool(handle.read(1))
         except OSError as exc:
+            self._attribute(path, hits, named)
             self._unreadable(path, exc)
             return
+        self._attribute(path, hits, named)
         self.files_read.append(path)
         if more:
             self.truncated.append(path)
@@ -257,13 +288,30 @@ class LogScanner:
                                  'bytes were read' % (path, self.max_bytes, read))
 
     def _match(self, line, when, path):
+        matched = []
         for row, signature in self.rows:
             if signature.search(line):
                 entry = self._count(row, when, path)
+                matched.append(entry)
                 if 'codes' in entry:
                     for code in series_codes(line):
                         if code not in entry['codes']:
                             entry['codes'].append(code)
+        return matched
+
+    @staticmethod
+    def _attribute(path, hits, named):
+        """Give each counted line of a file its device: its own, else the file's single one, else the directory's."""
+        of_file = directory_device(path)
+        if of_file is None and len(named) == 1:
+            of_file = next(iter(named))
+        for entry, device in hits:
+            device = of_file if device is None else device
+            if device is None:
+                entry['lines_without_device'] += 1
+            elif device not in entry['devices']:
+                entry['devices'].append(device)
+                entry['devices'].sort()
 
     def _count(self, row, when, path):
         code = row['code']
@@ -272,6 +320,7 @@ class LogScanner:
             entry = self.found[code] = {
                 'code': code, 'count': 0, 'first_seen': None, 'last_seen': None, 'files': [],
                 'cause': row['cause'], 'fix': row['fix'], 'source': row['source'],
+                'devices': [], 'lines_without_device': 0,
             }
             if code == 'E?9999':
                 entry['codes'] = []

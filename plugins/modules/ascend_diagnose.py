@@ -17,14 +17,21 @@ description:
     C(libascendcl.so), an aclnn operator missing from C(libopapi.so)).
   - Returns one finding per code with how often it was seen, the first and last time (from the time stamps of the log
     lines), the files it was seen in, and the cause, fix and official source of a shipped knowledge table.
+  - Says which NPUs a finding concerns when the logs name them (RV(findings[].devices)), from a line naming its device
+    (the C(|  comm error, device[1]) line of the LINK_ERROR_INFO block HCCL prints with EI0006, or
+    C(device(chipId:3, dieId:0)) in the runtime's device errors), else the one device its file names (a plog file is
+    written by one process, which drives one NPU), else the C(device-<id>) directory of device-side logs. Lines that
+    cannot be tied to one device are counted in C(lines_without_device). This is what tells a fault of one card from a
+    fault of the node or of the PoD (see the C(npuops.ascend.diagnose_summary) filter).
   - A file or directory that cannot be read is a finding of code C(unreadable), never a failure.
   - Only reads; never reports a change.
 options:
   paths:
     description:
       - Log files or directories to read; directories are read recursively. C(~) and C($VAR) are expanded on the node.
-      - When not given, the standard log directories C(~/ascend/log/debug/plog) and C(~/ascend/log/run/plog), plus
-        C($ASCEND_PROCESS_LOG_PATH) when that variable is set for the module.
+      - When not given, the standard log directories C(~/ascend/log/debug) and C(~/ascend/log/run) (host-side logs
+        in C(plog/), device-side logs in C(device-<id>/)), plus C($ASCEND_PROCESS_LOG_PATH) when that variable is set
+        for the module.
       - A path that does not exist is listed in RV(missing), not an error.
     type: list
     elements: str
@@ -84,6 +91,8 @@ findings:
   description:
     - One entry per code found, the most frequent first. C(count) counts log lines; C(first_seen) and C(last_seen)
       are C(YYYY-MM-DDTHH:MM:SS.ffffff) from the log lines (null when no line had a time); C(files) lists the files.
+    - C(devices) lists the NPU ids the lines of the code were tied to (see the description), C(lines_without_device)
+      counts the lines that could not be tied to one NPU.
     - C(cause), C(fix) and C(source) (official document ids) come from the knowledge table.
     - Code C(E?9999) has C(codes), the internal error codes seen (C(EZ9999), C(EL9999) ...); code C(unreadable) has
       C(msgs), what could not be read and why.
@@ -96,6 +105,8 @@ findings:
       first_seen: "2025-07-23T03:49:57.177194"
       last_seen: "2025-07-23T03:49:57.177282"
       files: [/root/ascend/log/debug/plog/plog-2717288_20250723034557123.log]
+      devices: [3]
+      lines_without_device: 0
       cause: HCCL could not set up its sockets with a peer rank in time ...
       fix: Look first at ranks with other (earlier) errors ...
       source: atlaserrorcode_15_0246 (CANN 8.5.0); hcclug_000050

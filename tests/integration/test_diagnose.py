@@ -1,31 +1,57 @@
-"""diagnose.yml on the simulated PoD: faults injected on node02 leave plog lines there (tools/npu_sim/plog.py);
-the summary names node02 with each code, its cause and fix, and nothing on node01."""
+"""diagnose.yml on the simulated PoD: injected faults leave plog lines on their node (tools/npu_sim/plog.py); the
+summary says how far each code reaches - a link down on one card of node02 is that card's (EI0006), the HCCP error of
+every NPU of node02 is the node's (EJ0001 names no card), a driver error of one card is that card's, a timeout on every
+node is PoD-wide - with its cause and fix, and names no other node for the local faults."""
 
 import re
 
-FAULTS = (
-    # (npu-sim fault set arguments, code the summary must name, words of its cause, words of its fix)
-    (("link-stuck-down", "--device", "3"), "EI0006", "HCCL_CONNECT_TIMEOUT", "LINK_ERROR_INFO"),
-    (("busy",), "EJ0001", "HCCP process", "wait 10 s"),
-    (("health", "--device", "1", "--value", "Alarm"), "E?9999", "internal error", "msnpureport"),
+from conftest import NODES
+
+LOCAL = (
+    # (npu-sim fault set arguments on node02, code, headline after "CODE: on ", words of its cause, words of its fix)
+    (("link-stuck-down", "--device", "3"), "EI0006", "card 3 of node02 only (1/2 nodes) - a fault of that card or its link",
+     "HCCL_CONNECT_TIMEOUT", "LINK_ERROR_INFO"),
+    (("busy",), "EJ0001", "node02 only (1/2 nodes), no card named in the logs - a fault of that node",
+     "HCCP process", "wait 10 s"),
+    (("health", "--device", "1", "--value", "Alarm"), "E?9999", "card 1 of node02 only (1/2 nodes) - a fault of that card",
+     "internal error", "msnpureport"),
 )
 
 
-def test_diagnose_names_node_code_cause_and_fix(pod):
-    for argv, _code, _cause, _fix in FAULTS:
+def _summary_block(out, code):
+    line = re.search(r'"%s: on ([^"]*)"' % re.escape(code), out)
+    assert line, "%s missing from the summary:\n%s" % (code, out)
+    rest = out[line.end():]
+    following = re.search(r'"(?!  )[^"]*: on ', rest)
+    return line.group(1), rest[:following.start()] if following else rest
+
+
+def test_diagnose_says_card_node_or_pod_with_cause_and_fix(pod):
+    for argv, *_rest in LOCAL:
         pod.node("node02", "npu-sim", "fault", "set", *argv)
     try:
         rc, out = pod.playbook("diagnose.yml")
+        assert rc == 0, out
+        for _argv, code, headline, cause, fix in LOCAL:
+            where, block = _summary_block(out, code)
+            assert where.startswith(headline), (where, out)
+            assert re.search(r'"  node node02: \d+ line', block), block
+            assert cause in block.split('"  fix:')[0], block
+            assert fix in block, block
+        assert "node node01" not in out, out
+        # then a link down on card 5 of every node: EI0006 on every node is PoD-wide, though each line names a card
+        for node in NODES:
+            pod.node(node, "npu-sim", "fault", "set", "link-stuck-down", "--device", "5")
+        rc, out = pod.playbook("diagnose.yml")
+        assert rc == 0, out
     finally:
-        pod.node("node02", "npu-sim", "fault", "clear")
-        pod.node("node02", "rm", "-rf", "/root/ascend/log/debug/plog")
-    assert rc == 0, out
-    for _argv, code, cause, fix in FAULTS:
-        line = re.search(r'"%s: on ([^"]*)"' % re.escape(code), out)
-        assert line, "%s missing from the summary:\n%s" % (code, out)
-        assert "node02 only" in line.group(1) and "local fault" in line.group(1), line.group(0)
-        block = out[line.start():]
-        assert re.search(r'"  node node02: \d+ line', block), block
-        assert cause in block.split('"  fix:')[0], block
-        assert fix in block, block
-    assert "node node01" not in out, out
+        for node in NODES:
+            pod.node(node, "npu-sim", "fault", "clear")
+            pod.node(node, "rm", "-rf", "/root/ascend/log/debug/plog")
+    where, block = _summary_block(out, "EI0006")
+    assert where.startswith("every node (2/2) - a PoD-wide cause"), (where, out)
+    assert re.search(r'"  node node01: \d+ line\(s\), card 5, first ', block), block
+    assert re.search(r'"  node node02: \d+ line\(s\), cards 3, 5, first ', block), block
+    assert "HCCL_CONNECT_TIMEOUT" in block
+    # the codes of node02 alone stay local
+    assert _summary_block(out, "EJ0001")[0].startswith("node02 only"), out

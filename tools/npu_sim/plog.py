@@ -29,47 +29,63 @@ def node_home(st):
     return home if os.path.isdir(home) else None
 
 
-def fault_lines(kind, device, value, devices, pid, when):
-    """The log lines of a fault, or [] for a fault that leaves none."""
+def fault_lines(kind, device, value, pid, when):
+    """The log lines one job process on ``device`` leaves for a fault, or [] for a fault that leaves none.
+
+    The timeout line of an EI0006 is followed by the LINK_ERROR_INFO block that names the device (``comm error,
+    device[N]``), the driver error names its chip (``device(chipId:N, dieId:0)``); the HCCP error names no device.
+    """
     ts = stamp(when)
-    targets = list(devices) if device is None else [device]
-    lines = []
+    tid = pid + 1
     if kind == "link-stuck-down":
-        for dev in targets:
-            lines.append("[ERROR] HCCL(%d,python3):%s [hccl_socket_manager.cc:778] [%d][Wait][LinkEstablish]wait socket "
-                         "establish timeout, role[1] rank[%d] timeout[120]" % (pid, ts, pid + 1, dev))
-            lines.append("EI0006: [PID: %d] %s Getting socket times out. Reason: Remote Rank did not send the data in "
-                         "time. Please check the reason for the rank being stuck" % (pid, ts))
-    elif kind == "busy":
-        lines.append("[ERROR] HCCL(%d,python3):%s [hccl_comm.cc:100][%d][HcclComm][Init]errNo[0x0000000005000007] hccl "
-                     "initialize failed" % (pid, ts, pid))
-        lines.append("EJ0001: [PID: %d] %s Failed to initialize the HCCP process. Reason: Maybe the last training "
-                     "process is running." % (pid, ts))
-        lines.append("        Solution: Wait for 10s after killing the last training process and try again.")
-    elif kind == "health" and value in ("Alarm", "Critical", None, ""):
-        for dev in targets:
-            lines.append("EL9999: [PID: %d] %s The error from device(chipId:%d, dieId:0), the driver reported health "
-                         "%s.[FUNC:ProcessDeviceErrorInfo][FILE:device_error_proc.cc][LINE:1479]" % (
-                             pid, ts, dev, value or "Alarm"))
-    return lines
+        return [
+            "[ERROR] HCCL(%d,python3):%s [hccl_socket_manager.cc:796] [%d][Wait][LinkEstablish]wait socket establish "
+            "timeout, role[1] rank[%d] timeout[120 s]" % (pid, ts, tid, device),
+            "[ERROR] HCCL(%d,python3):%s [hccl_socket_manager.cc:622] [%d]   _________________________LINK_ERROR_INFO"
+            "___________________________" % (pid, ts, tid),
+            "[ERROR] HCCL(%d,python3):%s [hccl_socket_manager.cc:623] [%d]   |  comm error, device[%d] " % (pid, ts, tid, device),
+            "EI0006: [PID: %d] %s Getting socket times out. Reason: Remote Rank did not send the data in time. Please "
+            "check the reason for the rank being stuck" % (pid, ts),
+        ]
+    if kind == "busy":
+        return [
+            "[ERROR] HCCL(%d,python3):%s [hccl_comm.cc:100][%d][HcclComm][Init]errNo[0x0000000005000007] hccl "
+            "initialize failed" % (pid, ts, pid),
+            "EJ0001: [PID: %d] %s Failed to initialize the HCCP process. Reason: Maybe the last training process is "
+            "running." % (pid, ts),
+            "        Solution: Wait for 10s after killing the last training process and try again.",
+        ]
+    if kind == "health" and value in ("Alarm", "Critical", None, ""):
+        return [
+            "EL9999: [PID: %d] %s The error from device(chipId:%d, dieId:0), the driver reported health %s."
+            "[FUNC:ProcessDeviceErrorInfo][FILE:device_error_proc.cc][LINE:1479]" % (pid, ts, device, value or "Alarm"),
+        ]
+    return []
 
 
 def write_fault_lines(st, kind, device, value, when=None):
-    """Append the lines of fault ``kind`` to a plog file of the node; returns the file, or None when none was written."""
+    """Append the lines of fault ``kind`` to the plog file of the job process of each device it hits (one process per
+    NPU, as a training job runs); returns the files written."""
     home = node_home(st)
     if home is None:
-        return None
+        return []
     when = time.time() if when is None else float(when)
-    pid = 20000 + int(st.get("index") or 0) * 100 + (device or 0)
-    lines = fault_lines(kind, device, value, [npu["id"] for npu in st.get("npus", [])], pid, when)
-    if not lines:
-        return None
+    targets = [npu["id"] for npu in st.get("npus", [])] if device is None else [device]
     directory = os.path.join(home, PLOG_DIR)
-    path = os.path.join(directory, "plog-%d_%s.log" % (pid, time.strftime("%Y%m%d%H%M%S", time.localtime(int(when)))))
-    try:
-        os.makedirs(directory, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in lines))
-    except OSError:
-        return None
-    return path
+    written = []
+    for dev in targets:
+        # the running job's processes (20000 + ...) see link and driver errors; busy is the next job (30000 + ...),
+        # which cannot start while the last one holds the NPUs
+        pid = (30000 if kind == "busy" else 20000) + int(st.get("index") or 0) * 100 + dev
+        lines = fault_lines(kind, dev, value, pid, when)
+        if not lines:
+            continue
+        path = os.path.join(directory, "plog-%d_%s.log" % (pid, time.strftime("%Y%m%d%H%M%S", time.localtime(int(when)))))
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write("".join(line + "\n" for line in lines))
+        except OSError:
+            continue
+        written.append(path)
+    return written

@@ -118,6 +118,45 @@ def test_internal_error_family(run_module, tmp_path):
     assert len(family['files']) == 2
 
 
+def test_link_error_info_names_the_device_of_ei0006(run_module, tmp_path):
+    # The LINK_ERROR_INFO block follows the timeout line; the file names device 0 only, so the EI0006 line is device 0's.
+    write(tmp_path, 'plog/plog-106335_20260521213758.log', 'ei0006_link_error_info')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'plog')]})
+    ei0006 = by_code(res.result)['EI0006']
+    assert (ei0006['count'], ei0006['devices'], ei0006['lines_without_device']) == (1, [0], 0)
+    assert ei0006['first_seen'] == '2026-05-21T21:39:58.707629'
+
+
+def test_device_of_a_line_of_a_file_and_of_a_directory(run_module, tmp_path):
+    # chipId in the line itself (EI9999 chip 3; its "Inner Error!" line has no device but its file names only chip 3)
+    write(tmp_path, 'logs/plog-1.log', 'ei9999_message')
+    # a file naming two devices: the lines naming one keep theirs, the others cannot be tied to one
+    write(tmp_path, 'logs/plog-2.log', 'e39999_message', 'ei9999_message', 'ej0001_message')
+    # a file naming none
+    write(tmp_path, 'logs/plog-3.log', 'el0004_message')
+    # a device-side log directory
+    write(tmp_path, 'logs/device-5/device-77_20250826.log', 'el0004_message')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'logs')]})
+    found = by_code(res.result)
+    family = found['E?9999']
+    # plog-1: 2 lines -> chip 3; plog-2: E39999 -> chip 0, EI9999 line with chipId -> 3, "Inner Error!" -> none
+    assert (family['count'], family['devices'], family['lines_without_device']) == (5, [0, 3], 1)
+    assert (found['EJ0001']['devices'], found['EJ0001']['lines_without_device']) == ([], 1)
+    assert (found['EL0004']['count'], found['EL0004']['devices'], found['EL0004']['lines_without_device']) == (2, [5], 1)
+
+
+def test_a_line_before_since_still_names_the_device_of_its_file(run_module, tmp_path):
+    path = tmp_path / 'plog-9.log'
+    path.write_text('\n'.join(CASES['ei0006_link_error_info'][:1] + CASES['ei0006_message']) + '\n', encoding='utf-8')
+    res = run_module(ascend_diagnose, {'paths': [str(path)], 'since': '2024-08-05'})
+    assert by_code(res.result)['EI0006']['devices'] == []
+    path.write_text('\n'.join(CASES['ei0006_link_error_info'] + CASES['ei0006_message']) + '\n', encoding='utf-8')
+    res = run_module(ascend_diagnose, {'paths': [str(path)], 'since': '2026-01-01'})
+    ei0006 = by_code(res.result)['EI0006']
+    # the 2024 EI0006 message is before since: not counted; the device line of 2026 ties the counted line to device 0
+    assert (ei0006['count'], ei0006['devices'], ei0006['lines_without_device']) == (1, [0], 0)
+
+
 def test_findings_sorted_by_count(run_module, tmp_path):
     write(tmp_path, 'logs/a.log', 'el0004_message')
     write(tmp_path, 'logs/b.log', 'ei0006_message', repeat=3)
@@ -207,7 +246,7 @@ def test_no_logs_no_findings(run_module, tmp_path, monkeypatch):
     res = run_module(ascend_diagnose, {})
     assert not res.failed
     assert res.result['findings'] == [] and res.result['files_read'] == []
-    assert res.result['missing'] == [str(tmp_path / 'ascend/log/debug/plog'), str(tmp_path / 'ascend/log/run/plog')]
+    assert res.result['missing'] == [str(tmp_path / 'ascend/log/debug'), str(tmp_path / 'ascend/log/run')]
 
 
 def test_empty_directory_and_empty_file(run_module, tmp_path):
@@ -222,11 +261,14 @@ def test_default_paths_expand_home_and_env(run_module, tmp_path, monkeypatch):
     monkeypatch.setenv('ASCEND_PROCESS_LOG_PATH', str(tmp_path / 'joblog'))
     write(tmp_path, 'home/ascend/log/debug/plog/plog-1.log', 'ej0001_message')
     write(tmp_path, 'joblog/debug/plog/plog-2.log', 'el0004_message')
+    # device-side logs of the standard layout are read too, and give their device
+    write(tmp_path, 'home/ascend/log/run/device-6/device-3_20250102.log', 'ei0002_message')
     monkeypatch.setenv('LOGROOT', str(tmp_path / 'home'))
     res = run_module(ascend_diagnose, {})
-    assert sorted(by_code(res.result)) == ['EJ0001', 'EL0004']
+    assert sorted(by_code(res.result)) == ['EI0002', 'EJ0001', 'EL0004']
+    assert by_code(res.result)['EI0002']['devices'] == [6]
     assert res.result['paths'][-1] == str(tmp_path / 'joblog')
-    res = run_module(ascend_diagnose, {'paths': ['$LOGROOT/ascend/log']})
+    res = run_module(ascend_diagnose, {'paths': ['$LOGROOT/ascend/log/debug']})
     assert list(by_code(res.result)) == ['EJ0001']
 
 
