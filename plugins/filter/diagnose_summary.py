@@ -44,15 +44,15 @@ def _scope(where, read):
 
 def _headline(entry, read):
     code, where = entry['code'], entry['per_node']
+    first = where[0]
     if entry['scope'] == 'pod':
         return '%s: on every node (%d/%d) - %s' % (code, len(where), read, SCOPE_TEXT['pod'])
     if entry['scope'] == 'card':
-        return '%s: on card %s of %s only (%d/%d nodes) - %s' % (code, where[0]['devices'][0], where[0]['node'], 1, read,
-                                                               SCOPE_TEXT['card'])
+        card = first['devices'][0]
+        return '%s: on card %s of %s only (1/%d nodes) - %s' % (code, card, first['node'], read, SCOPE_TEXT['card'])
     if entry['scope'] == 'node':
-        return '%s: on %s only (%d/%d nodes), %s - %s' % (code, where[0]['node'], 1, read,
-                                                        _cards(where[0]['devices'], where[0]['lines_without_device']),
-                                                        SCOPE_TEXT['node'])
+        cards = _cards(first['devices'], first['lines_without_device'])
+        return '%s: on %s only (1/%d nodes), %s - %s' % (code, first['node'], read, cards, SCOPE_TEXT['node'])
     return '%s: on %s only (%d/%d nodes) - %s' % (code, ', '.join(entry['nodes']), len(where), read, SCOPE_TEXT['nodes'])
 
 

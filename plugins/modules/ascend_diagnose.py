@@ -17,7 +17,7 @@ description:
     C(libascendcl.so), an aclnn operator missing from C(libopapi.so)).
   - Returns one finding per code with how often it was seen, the first and last time (from the time stamps of the log
     lines), the files it was seen in, and the cause, fix and official source of a shipped knowledge table.
-  - Says which NPUs a finding concerns when the logs name them (RV(findings[].devices)), from a line naming its device
+  - Says which NPUs a finding concerns when the logs name them (C(devices) of RV(findings)), from a line naming its device
     (the C(|  comm error, device[1]) line of the LINK_ERROR_INFO block HCCL prints with EI0006, or
     C(device(chipId:3, dieId:0)) in the runtime's device errors), else the one device its file names (a plog file is
     written by one process, which drives one NPU), else the C(device-<id>) directory of device-side logs. Lines that
