@@ -14,8 +14,9 @@ from ansible.errors import AnsibleFilterError
 
 
 SCOPE_TEXT = {
-    'pod': 'a PoD-wide cause (timeout or configuration), not one bad card',
-    'card': 'a fault of that card or its link (cable, optics, switch port); no other card or node reports it',
+    'pod': 'a PoD-wide cause (a timeout, a setting or the job, shared by every node), not one bad card',
+    'card': 'a fault of that card or of what only it uses (its link: cable, optics, switch port); no other card or node '
+            'reports it',
     'node': 'a fault of that node (host, driver or the job there), not of one card and not PoD-wide',
     'nodes': 'local faults of those nodes, not PoD-wide',
 }

@@ -9,7 +9,7 @@ from conftest import NODES
 
 LOCAL = (
     # (npu-sim fault set arguments on node02, code, headline after "CODE: on ", words of its cause, words of its fix)
-    (("link-stuck-down", "--device", "3"), "EI0006", "card 3 of node02 only (1/2 nodes) - a fault of that card or its link",
+    (("link-stuck-down", "--device", "3"), "EI0006", "card 3 of node02 only (1/2 nodes) - a fault of that card or of what only it uses",
      "HCCL_CONNECT_TIMEOUT", "LINK_ERROR_INFO"),
     (("busy",), "EJ0001", "node02 only (1/2 nodes), no card named in the logs - a fault of that node",
      "HCCP process", "wait 10 s"),

@@ -27,7 +27,7 @@ def test_every_node_is_pod_wide_one_node_is_a_node_fault():
         ('EI0006', 'pod', ['node01', 'node02', 'node03']), ('EJ0001', 'node', ['node02'])]
     assert out['codes'][0]['cards'] == ['node01:1', 'node01:4', 'node02:0']
     assert out['lines'][0] == 'PoD pod7: 3 node(s), 2 known error code(s) found'
-    assert 'EI0006: on every node (3/3) - a PoD-wide cause (timeout or configuration), not one bad card' in out['lines']
+    assert 'EI0006: on every node (3/3) - a PoD-wide cause (a timeout, a setting or the job, shared by every node), not one bad card' in out['lines']
     assert ('EJ0001: on node02 only (1/3 nodes), no card named in the logs - a fault of that node (host, driver or the '
             'job there), not of one card and not PoD-wide') in out['lines']
     assert '  node node01: 3 line(s), cards 1, 4, first 2025-07-23T03:49:57.177194, last 2025-07-23T03:59:57.000000' in out['lines']
@@ -41,7 +41,7 @@ def test_one_card_of_one_node_is_a_card_fault():
     entry = diagnose_summary(results)['codes'][0]
     assert (entry['scope'], entry['cards']) == ('card', ['node01:3'])
     lines = diagnose_summary(results)['lines']
-    assert lines[1].startswith('EI0006: on card 3 of node01 only (1/3 nodes) - a fault of that card or its link')
+    assert lines[1].startswith('EI0006: on card 3 of node01 only (1/3 nodes) - a fault of that card or of what only it uses')
     assert lines[2].startswith('  node node01: 4 line(s), card 3, first')
 
 
