@@ -28,12 +28,17 @@ def failed_part(exc):
     return out
 
 
-def read_npu(module, params, subsets, health_view, warnings):
+def read_npu(module, params, subsets, health_view, warnings, shared):
+    """The npu part; its parsed table and node views go to ``shared`` for the parts after it (read once a run)."""
     npu_smi = NpuSmi.find(module, Runner(module, params['timeout']), params['npu_smi_path'], host_name())
     try:
-        return gather_npu(npu_smi, subsets, params['devices'], params['workers'], health_view)
+        return gather_npu(npu_smi, subsets, params['devices'], params['workers'], health_view, shared.get('table'))
     finally:
         warnings.extend(npu_smi.warnings)
+        if npu_smi.gathered_table is not None:
+            shared.setdefault('table', npu_smi.gathered_table)
+        if 'topo' in npu_smi.node_views:
+            shared.setdefault('topo', npu_smi.node_views['topo'])
 
 
 def port_params(params, found):
@@ -59,19 +64,22 @@ def without_ports(found):
                    % ('/'.join(product.get('chip_names') or []) or 'NPU', product.get('family'))}
 
 
-def plan(module, params, warnings, found):
-    """The parts to read, in order: (result key, function); ``found`` holds the parts read so far."""
+def plan(module, params, warnings, found, shared=None):
+    """The parts to read, in order: (result key, function); ``found`` holds the parts read so far, ``shared`` the
+    npu-smi readings of the npu part that later parts reuse (the summary table, the topology)."""
+    shared = {} if shared is None else shared
     parts = []
     if params['npu']:
-        parts.append(('npu', lambda: read_npu(module, params, resolve_subsets(params['npu_subset']), params['health_view'], warnings)))
+        parts.append(('npu', lambda: read_npu(module, params, resolve_subsets(params['npu_subset']), params['health_view'],
+                                              warnings, shared)))
     if params['ports']:
         parts.append(('ports', lambda: without_ports(found) or gather_ports(module, port_params(params, found), warnings)))
     if params['host']:
-        parts.append(('numa', lambda: gather_numa(module, params, warnings)))
+        parts.append(('numa', lambda: gather_numa(module, params, warnings, shared.get('topo'))))
         parts.append(('host_info', lambda: HostReader(module, warnings, params).gather()))
     if params['npu'] and params['ecc_again']:
-        # last: the other parts took time since the first ECC read
-        parts.append(('npu_again', lambda: read_npu(module, params, set(['ecc']), 'all', warnings)))
+        # last: the other parts took time since the first ECC read; the NPUs are those of the first table
+        parts.append(('npu_again', lambda: read_npu(module, params, set(['ecc']), 'all', warnings, shared)))
     return parts
 
 

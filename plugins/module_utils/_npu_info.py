@@ -51,24 +51,30 @@ def find_health(data):
     return None
 
 
-def gather(npu_smi, subsets, requested_devices, workers, health_view='all'):
+def gather(npu_smi, subsets, requested_devices, workers, health_view='all', table=None):
     """Read the table, the node views and the per-device views; the info result. Raises ModuleFailure.
 
     ``health_view`` ``unhealthy``: the per-device ``health`` view (its error codes) is read only for
     the NPUs whose row in the table is not OK; a healthy NPU's row already says OK.
+    ``table``: the parsed summary table of an earlier read in the same module run (health_info reads the ECC
+    counters again with it), so the table is not read twice. The parsed table and node views are left on
+    ``npu_smi`` (``gathered_table``, ``node_views``) for the other parts of such a run.
     """
     # 1. the summary table and the node-wide views, together
     node_views = [name for name in sorted(NODE_VIEWS) if name in subsets]
-    argvs = [npu_smi.info_argv()] + [npu_smi.node_view_argv(name) for name in node_views]
-    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True)
-    table = npu_smi.parse('info', argvs[0], npu_smi.check(argvs[0], results[0]))
+    argvs = ([] if table is not None else [npu_smi.info_argv()]) + [npu_smi.node_view_argv(name) for name in node_views]
+    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True) if argvs else []
+    if table is None:
+        table = npu_smi.parse('info', argvs[0], npu_smi.check(argvs[0], results[0]))
+        argvs, results = argvs[1:], results[1:]
     npu_smi.version = table.get('version')
     node = dict((name, npu_smi.parse(NODE_VIEWS[name][1], argv, npu_smi.check(argv, result)))
-                for name, argv, result in zip(node_views, argvs[1:], results[1:]))
+                for name, argv, result in zip(node_views, argvs, results))
+    npu_smi.gathered_table, npu_smi.node_views = table, node
 
     # 2. decide the devices (an NPU whose table rows could not be read is one of them: it failed)
     found = device_ids(table) or npu_smi.list_devices()
-    unread = table_errors(table, argvs[0], npu_smi.host)
+    unread = table_errors(table, npu_smi.info_argv(), npu_smi.host)
     found = found + [error['device'] for error in unread if error['device'] is not None and error['device'] not in found]
     devices = choose_devices(found, npus_of_devices(table, node, requested_devices), npu_smi.host)
 

@@ -125,6 +125,9 @@ class NpuSmi:
         self.host = host
         self.version = None
         self.warnings = []
+        # what the last npu_info gather parsed (the summary table and the node-wide views)
+        self.gathered_table = None
+        self.node_views = {}
 
     @classmethod
     def find(cls, module, runner, override=None, host=None, then=''):

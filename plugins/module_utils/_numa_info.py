@@ -57,11 +57,13 @@ def merge(numactl, lscpu, topo):
                        sockets=sockets if isinstance(sockets, int) else None, model_name=lscpu.get('model_name'))
 
 
-def gather(module, params, warnings):
+def gather(module, params, warnings, topo=None):
     """Run the three tools concurrently, parse, merge. Raises ModuleFailure.
 
     numactl and lscpu describe the host and must work; without a usable npu-smi the host part
     is still returned, with an entry in ``errors`` and a warning, and no NPU affinity.
+    ``topo``: the parsed ``npu-smi info -t topo`` of an earlier part of the same module run
+    (health_info), which is then not read again.
     """
     host = host_name()
     runner = Runner(module, params['timeout'])
@@ -70,11 +72,12 @@ def gather(module, params, warnings):
     argvs = [numactl.argv(), lscpu.argv()]
     npu_smi = None
     errors = []
-    try:
-        npu_smi = NpuSmi.find(module, runner, params['npu_smi_path'], host)
-        argvs.append(npu_smi.node_view_argv('topo'))
-    except ModuleFailure as exc:
-        errors.append({'what': 'topo', 'cmd': None, 'rc': None, 'msg': exc.msg})
+    if topo is None:
+        try:
+            npu_smi = NpuSmi.find(module, runner, params['npu_smi_path'], host)
+            argvs.append(npu_smi.node_view_argv('topo'))
+        except ModuleFailure as exc:
+            errors.append({'what': 'topo', 'cmd': None, 'rc': None, 'msg': exc.msg})
     results = runner.run_many(argvs, workers=len(argvs), return_exceptions=True)
     parsed = []
     for tool, argv, result in zip((numactl, lscpu), argvs, results):
@@ -86,7 +89,7 @@ def gather(module, params, warnings):
         if unparsed:
             warnings.append(unparsed_warning(argv, unparsed))
         parsed.append(data)
-    topo = {}
+    topo = topo or {}
     if npu_smi is not None:
         try:
             topo = npu_smi.parse(NODE_VIEWS['topo'][1], argvs[2], npu_smi.check(argvs[2], results[2]))

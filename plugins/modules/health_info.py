@@ -46,7 +46,8 @@ options:
   ecc_again:
     description:
       - Read the ECC counters of every NPU once more after every other part (RV(npu_again)), so that single-bit
-        errors that grow in between can be told.
+        errors that grow in between can be told. The NPUs and the summary table are those of the first read (the
+        table is not read again); the NUMA part likewise reuses the topology the npu part read.
       - Needs O(npu).
     type: bool
     default: true

@@ -87,8 +87,11 @@ def test_one_run_reads_every_part_with_one_call_per_query_and_device(run_module,
         assert calls.count(view('ecc', dev)) == 2      # once with the others, once again at the end
         for query in PORT_QUERIES:
             assert calls.count(port(dev, query)) == 1
-    assert calls.count((NPU_SMI, 'info')) == 2
-    assert len(calls) == 1 + 1 + 8 * 2 + 8 * 5 + 3 + 1 + 1 + 8   # 71: table, topo, board+ecc, ports, numa (3), lspci, table+ecc again
+    # the table and the topology once: the NUMA part and the second ECC read reuse the npu part's readings
+    assert calls.count((NPU_SMI, 'info')) == 1
+    assert calls.count((NPU_SMI, 'info', '-t', 'topo')) == 1
+    assert len(calls) == 1 + 1 + 8 * 2 + 8 * 5 + 2 + 1 + 8   # 69: table, topo, board+ecc, ports, numactl+lscpu, lspci, ecc again
+    assert result['numa']['errors'] == []
     # the second ECC read comes after every other part
     last_port = max(i for i, call in enumerate(calls) if call[0] == HCCN)
     assert [i for i, call in enumerate(calls) if call == view('ecc', 0)][1] > last_port
@@ -97,6 +100,14 @@ def test_one_run_reads_every_part_with_one_call_per_query_and_device(run_module,
     assert result['ports']['devices']['0']['link'] == 'UP'
     assert result['ports']['devices']['0']['pfc_priorities'] == [4]
     assert res.warnings == []
+
+
+def test_the_numa_part_reads_the_topology_itself_when_the_npu_part_did_not(run_module, host):
+    res = run(run_module, {'npu_subset': ['board', 'ecc']})
+    assert not res.failed, res
+    calls = [tuple(call) for call in res.calls]
+    assert calls.count((NPU_SMI, 'info', '-t', 'topo')) == 1 and calls.count((NPU_SMI, 'info')) == 1
+    assert res.result['numa']['npu']['0']['numa_node'] == 6 and 'topo' not in res.result['npu']['devices']['0']
 
 
 def test_health_view_is_read_for_every_npu_the_table_does_not_show_as_ok(run_module, host):
