@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make test: every check, in three lanes that run side by side once `make setup` is done.
+#   checks:      lint changelog-lint docs-check galaxy-importer sanity core219 compat unit bench-smoke
+#   molecule:    the molecule scenarios (PoDs on 127.0.2, 127.0.10, 127.0.12)
+#   integration: tests/integration (PoDs on 127.0.4, 127.0.13)
+# The PoD lanes mostly wait (SSH round trips, simulated tool latency, link flaps) while the checks
+# lane mostly computes, so together they take far less than one after the other on a 2-core
+# machine. Each lane uses its own addresses and directories (bench-smoke: 127.0.5, tests/sim:
+# 127.0.3). The output of each lane goes to build/test-<lane>.log and is printed when the lane
+# ends, with the time every target took; the exit status is that of the first lane that failed.
+#   tools/dev/test.sh [lane ...]     # default: all three
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p build
+
+declare -A TARGETS=(
+  [checks]="lint changelog-lint docs-check galaxy-importer sanity core219 compat unit bench-smoke"
+  [molecule]="molecule"
+  [integration]="integration"
+)
+lanes=("$@")
+[ "${#lanes[@]}" -gt 0 ] || lanes=(checks molecule integration)
+
+run_lane() {
+  local lane=$1 target started rc
+  for target in ${TARGETS[$lane]}; do
+    started=$SECONDS
+    echo "== [$lane] make $target"
+    # -o setup: make test ran setup once before the lanes; a lane must not rebuild the venv under another
+    make --no-print-directory -o setup "$target"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "== [$lane] make $target FAILED (exit $rc) after $((SECONDS - started)) s"
+      return "$rc"
+    fi
+    echo "== [$lane] make $target passed in $((SECONDS - started)) s"
+  done
+}
+
+declare -A PIDS=()
+for lane in "${lanes[@]}"; do
+  if [ -z "${TARGETS[$lane]:-}" ]; then
+    echo "test.sh: unknown lane $lane (lanes: ${!TARGETS[*]})" >&2
+    exit 2
+  fi
+  run_lane "$lane" > "build/test-$lane.log" 2>&1 &
+  PIDS[$lane]=$!
+done
+
+status=0
+failed=()
+started=$SECONDS
+for lane in "${lanes[@]}"; do
+  wait "${PIDS[$lane]}"
+  rc=$?
+  echo "==================== lane $lane: exit $rc ($((SECONDS - started)) s since the lanes started) ===================="
+  cat "build/test-$lane.log"
+  if [ "$rc" -ne 0 ]; then
+    failed+=("$lane")
+    [ "$status" -ne 0 ] || status=$rc
+  fi
+done
+echo "== time per target:"
+for lane in "${lanes[@]}"; do grep -h '^== \[' "build/test-$lane.log"; done | grep -E 'passed|FAILED'
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "make test FAILED in lane(s): ${failed[*]} (see above, or build/test-<lane>.log)"
+fi
+exit "$status"
