@@ -10,7 +10,7 @@
 # ends, with the time every target took; the exit status is that of the first lane that failed.
 #   tools/dev/test.sh [lane ...]     # default: all three
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 mkdir -p build
 
 declare -A TARGETS=(
