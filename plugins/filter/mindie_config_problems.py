@@ -9,6 +9,9 @@ themselves live in plugins/module_utils/_mindie.py, shared with the mindie_confi
 
 from __future__ import annotations
 
+# _mindie is imported in the filters that use it: Ansible loads every filter file of the collection in each task
+# that uses any of its filters, so a file keeps its own load light.
+
 import json
 import math
 import re
@@ -18,7 +21,6 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.filter.health_findings import finding
-from ansible_collections.npuops.ascend.plugins.module_utils import _mindie
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 
 MB_PER_GB = 1024
@@ -181,6 +183,7 @@ def vllm_launch(values):
 
 def mindie_config_problems(values):
     """Every problem of the stage 7 variables of one node, from the inventory alone: a list of sentences."""
+    from ansible_collections.npuops.ascend.plugins.module_utils import _mindie  # pylint: disable=import-outside-toplevel
     if not isinstance(values, Mapping):
         return ['the stage 7 variables must be a dict, got %s' % short_repr(values)]
     out = []
@@ -236,6 +239,7 @@ def mindie_config_problem_lines(pair):
 
 def mindie_config_findings(result, settings, host, file_text=None, model_index=0):
     """Gate findings of stage 7 (MindIE): the module's problems, or every setting the file does not hold."""
+    from ansible_collections.npuops.ascend.plugins.module_utils import _mindie  # pylint: disable=import-outside-toplevel
     check = 'mindie_config'
     if not isinstance(result, Mapping) or result.get('skipped'):
         return []

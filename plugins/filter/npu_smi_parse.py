@@ -10,9 +10,11 @@ filter of the file's name, and a name that is no filter would show there as an u
 
 from __future__ import annotations
 
+# The parsers are imported in the filter that uses them: Ansible loads every filter file of the collection in each
+# task that uses any of its filters, so a file keeps its own load light.
+
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool, npu_smi, train_log
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
     MAX_CPUS,
     compact_cpu_list,
@@ -51,17 +53,20 @@ def _parse(table, name, text, query):
 def npu_smi_parse(text, view='info'):
     """Parse npu-smi output: view is info, list, mapping, board, health, ecc, temp, power, usages, common, topo,
     proc_mem, pcie_err or memory."""
+    from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi  # pylint: disable=import-outside-toplevel
     return _parse(npu_smi.PARSERS, 'npu_smi_parse', text, view)
 
 
 def hccn_parse(text, query):
     """Parse hccn_tool output of one device: query is link, ip, gateway, net_health, tls, pfc, pfc_stat, dscp_to_tc,
     mtu, netdetect, optical, stat, lldp, link_stat (also speed, fec, ping, set)."""
+    from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool  # pylint: disable=import-outside-toplevel
     return _parse(hccn_tool.PARSERS, 'hccn_parse', text, query)
 
 
 def train_log_parse(text):
     """Parse the iteration lines of a MindSpeed / Megatron / ModelLink training log (the whole log text)."""
+    from ansible_collections.npuops.ascend.plugins.module_utils._parsers import train_log  # pylint: disable=import-outside-toplevel
     return _parse(train_log.PARSERS, 'train_log_parse', text, 'train_log')
 
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules as rules
 from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import (
     LOOPBACK_AND_BRIDGES,
-    netaddr,
     refused_interfaces,
     require_netaddr,
     split_socket_ifname,
@@ -93,7 +93,7 @@ def _check_ports(out, host, ports, plane, npus, seen):
         if netmask is None or not netmask.is_netmask() or int(netmask) == 0:
             _problem(out, host, variable, port, 'NPU %d has netmask %s, not an IPv4 netmask' % (device, short_repr(port['netmask'])))
             continue
-        network = netaddr.IPNetwork('%s/%s' % (address, netmask))
+        network = rules.netaddr.IPNetwork('%s/%s' % (address, netmask))
         if network.prefixlen < 31 and address in (network.network, network.broadcast):
             _problem(out, host, variable, port, 'NPU %d address %s is the %s address of %s, not a host address'
                      % (device, address, 'network' if address == network.network else 'broadcast', network.cidr))
@@ -118,8 +118,8 @@ def _spec(spec):
     plane = spec.get('parameter_plane')
     if plane is not None:
         try:
-            plane = netaddr.IPNetwork(plane, version=4)
-        except (netaddr.AddrFormatError, ValueError, TypeError) as exc:
+            plane = rules.netaddr.IPNetwork(plane, version=4)
+        except (rules.netaddr.AddrFormatError, ValueError, TypeError) as exc:
             raise AnsibleFilterError('pod_problems: parameter_plane %s is not an IPv4 CIDR such as 10.20.0.0/16'
                                      % short_repr(spec.get('parameter_plane'))) from exc
     npus = spec.get('npus_per_node', 8)

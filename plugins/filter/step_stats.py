@@ -8,15 +8,16 @@ The documentation of each filter is in the .yml file of the same name next to th
 
 from __future__ import annotations
 
+# statistics and the train log parser are imported in the filters that use them: Ansible loads every filter file of
+# the collection in each task that uses any of its filters, so a file keeps its own load light.
+
 import math
-import statistics
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers.hccl_bench import busbw_factor
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers.train_log import parse_train_log
 
 
 def _is_number(value):
@@ -37,6 +38,7 @@ def _whole(name, what, value, lowest):
 
 def cv_percent(values):
     """Coefficient of variation in percent: sample standard deviation / |mean| x 100; [] or one value -> 0.0."""
+    import statistics  # pylint: disable=import-outside-toplevel
     if not isinstance(values, (list, tuple)):
         raise AnsibleFilterError('cv_percent expects a list of numbers, got %s %s' % (type(values).__name__, short_repr(values)))
     for index, value in enumerate(values):
@@ -77,6 +79,7 @@ def _tokens_per_s(steps, skip, seq_length):
 
 def step_stats(steps, skip=2, seq_length=None):
     """Statistics of the iteration times of train_log_parse steps, leaving out the first ``skip`` (warm-up) steps."""
+    import statistics  # pylint: disable=import-outside-toplevel
     if isinstance(steps, Mapping) and 'steps' in steps:
         steps = steps['steps']
     if not isinstance(steps, (list, tuple)):
@@ -156,6 +159,8 @@ def baseline_measure(results, host=None, warmup=2, seq_length=None, peak_tflops=
     mean_ms, spread_pct, tokens_per_s, tflops_per_npu, mfu_pct, findings}``; a finding of severity fail or warn
     for a run that failed or printed no iteration line, and for a spread above the limits.
     """
+    import statistics  # pylint: disable=import-outside-toplevel
+    from ansible_collections.npuops.ascend.plugins.module_utils._parsers.train_log import parse_train_log  # pylint: disable=import-outside-toplevel
     host = host or 'this node'
     out = {'measured': False, 'reason': None, 'runs': [], 'mean_ms': None, 'spread_pct': None, 'tokens_per_s': None,
            'tflops_per_npu': None, 'mfu_pct': None, 'findings': []}

@@ -245,6 +245,7 @@ class HccnTool:
         self.host = host
         self._locks = {}
         self._guard = threading.Lock()
+        self._link_turn = threading.Lock()  # held by the port that polls its link for the others (wait_link_up)
 
     @classmethod
     def find(cls, module, runner, override=None, host=None):
@@ -308,8 +309,24 @@ class HccnTool:
         return out
 
     def wait_link_up(self, device, timeout):
-        """Poll ``-link -g`` every :data:`LINK_POLL_INTERVAL` s until UP; return (up, last answer)."""
+        """Poll ``-link -g`` every :data:`LINK_POLL_INTERVAL` s until UP; return (up, last answer).
+
+        The ports of a node that one task changes flap together, so they do not all poll: the
+        first port to wait polls its link, the others wait for it (up to their own deadline) and
+        then poll their own link, which is mostly UP by then. A flap costs about ten reads per
+        node instead of ten per port, and no port is reported UP without its own reading.
+        """
         deadline = time.monotonic() + max(0, timeout)
+        if self._link_turn.acquire(blocking=False):
+            try:
+                return self._poll_link(device, deadline)
+            finally:
+                self._link_turn.release()
+        if self._link_turn.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            self._link_turn.release()
+        return self._poll_link(device, deadline)
+
+    def _poll_link(self, device, deadline):
         while True:
             reading = self.read(device, 'link')
             last = reading.reply.words

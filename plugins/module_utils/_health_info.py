@@ -10,6 +10,9 @@ Python 3.9 compatible: this file runs on the managed nodes.
 
 from __future__ import annotations
 
+import os
+import re
+
 from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import gather as gather_ports
 from ansible_collections.npuops.ascend.plugins.module_utils._host_info import HostReader
 from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import gather as gather_npu
@@ -18,7 +21,11 @@ from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import NpuS
 from ansible_collections.npuops.ascend.plugins.module_utils._numa_info import gather as gather_numa
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, Runner, host_name
 
-PARTS = ('npu', 'ports', 'numa', 'host_info', 'npu_again')
+PARTS = ('npu', 'ports', 'numa', 'host_info', 'npu_again', 'env_files')
+
+# NAME=value (or export NAME=value) at the start of a line, the value up to a blank or quote, quotes dropped
+ASSIGNMENT_RE = re.compile(r'''^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?([^"'\s]*)''', re.MULTILINE)
+ENV_FILE_MAX_BYTES = 1 << 20
 
 
 def failed_part(exc):
@@ -64,6 +71,23 @@ def without_ports(found):
                    % ('/'.join(product.get('chip_names') or []) or 'NPU', product.get('family'))}
 
 
+def read_env_files(paths):
+    """The variables each shell file sets (its NAME=value lines, the last one of a name wins), without running it."""
+    out = {}
+    for path in paths:
+        entry = {'exists': os.path.isfile(path), 'variables': {}}
+        if entry['exists']:
+            try:
+                with open(path, 'rb') as handle:
+                    text = handle.read(ENV_FILE_MAX_BYTES).decode('utf-8', errors='replace')
+            except OSError as exc:
+                entry['error'] = 'cannot read %s: %s' % (path, exc.strerror or exc)
+            else:
+                entry['variables'] = dict(ASSIGNMENT_RE.findall(text))
+        out[path] = entry
+    return out
+
+
 def plan(module, params, warnings, found, shared=None):
     """The parts to read, in order: (result key, function); ``found`` holds the parts read so far, ``shared`` the
     npu-smi readings of the npu part that later parts reuse (the summary table, the topology)."""
@@ -77,6 +101,8 @@ def plan(module, params, warnings, found, shared=None):
     if params['host']:
         parts.append(('numa', lambda: gather_numa(module, params, warnings, shared.get('topo'))))
         parts.append(('host_info', lambda: HostReader(module, warnings, params).gather()))
+    if params.get('env_files'):
+        parts.append(('env_files', lambda: read_env_files(params['env_files'])))
     if params['npu'] and params['ecc_again']:
         # last: the other parts took time since the first ECC read; the NPUs are those of the first table
         parts.append(('npu_again', lambda: read_npu(module, params, set(['ecc']), 'all', warnings, shared)))

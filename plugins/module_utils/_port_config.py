@@ -265,6 +265,24 @@ class PortConfig:
         return outcome
 
     def merged(self):
+        result = self.merge()
+        queries = self.params.get('read_after') or []
+        devices = [entry['device'] for entry in result['before']]
+        if queries and devices:
+            result.update(self.read_after(queries, devices))
+        return result
+
+    def read_after(self, queries, devices):
+        """``read_after``: hccn_info's reading of ``queries`` on ``devices`` once the change is made (or found not
+        needed), in the same module run; ``read_at`` is when it started (seconds since the epoch)."""
+        # here, not at the top: _hccn_info imports this file
+        from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import gather  # pylint: disable=import-outside-toplevel
+        started = time.time()
+        reading = gather(self.module, dict(self.params, queries=queries, devices=devices, fallback_devices=None),
+                         self.warnings)
+        return {'read': reading, 'read_at': round(started, 3)}
+
+    def merge(self):
         params = self.params
         config = self.load_restore(params['restore_from']) if params['restore_from'] else params['config']
         entries = self.table.validate(config)

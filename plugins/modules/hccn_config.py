@@ -166,6 +166,20 @@ options:
       - At least V(1), because the values are read back once the link is up and a port whose link is down cannot answer.
     type: int
     default: 60
+  read_after:
+    description:
+      - Queries of M(npuops.ascend.hccn_info) to read from every device of O(config) at the end of the task, in the
+        same module run, returned in RV(read) with the time in RV(read_at). With O(state=merged) only.
+      - They are read after the sets and the link wait; when nothing is set (no difference, or check mode), right
+        after the comparison.
+      - Meant for a reading that must follow the change, such as the first of two reads of the PFC pause counters
+        whose difference is a rate (V(pfc_stat), V(stat)). It saves a module run per node.
+      - A query that cannot be read is an entry of RV(read.errors), as in M(npuops.ascend.hccn_info), not a failure.
+        Nothing is read when the task fails.
+    type: list
+    elements: str
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat, vnic]
+    default: []
 extends_documentation_fragment:
   - npuops.ascend.tool_options
   - npuops.ascend.tool_options.group
@@ -313,6 +327,18 @@ backup_file:
   returned: state is merged or gathered
   type: str
   sample: /var/lib/npuops/backup/hccn-node-07-20260101T120000Z.json
+read:
+  description:
+    - What O(read_after) read, in the shape of the M(npuops.ascend.hccn_info) result (C(devices) keyed by device
+      id as a string, C(errors), C(config), C(raw)).
+  returned: when O(read_after) is given and the task did not fail
+  type: dict
+  sample: {count: 1, devices: {"3": {pfc_stat: {counters: {rx_pfc4_duration_ms: 3.25, tx_pfc4_duration_ms: 12.5}}}}, errors: []}
+read_at:
+  description: When the O(read_after) reading started, in seconds since the epoch (UTC).
+  returned: when O(read_after) is given and the task did not fail
+  type: float
+  sample: 1767268800.125
 busy:
   description: NPU processes found on devices that would change (check mode, or with O(allow_busy=true)).
   returned: when processes were found
@@ -356,6 +382,7 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._port_config import PortConfig  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS  # noqa: E402
 
@@ -372,6 +399,7 @@ def main():
         backup_dir=dict(type='path', default='/var/lib/npuops/backup'),
         link_timeout=dict(type='int', default=60),
         restore_point=dict(type='path'),
+        read_after=dict(type='list', elements='str', choices=ALL_QUERIES, default=[]),
     )
     argument_spec.update(tool_options())
     module = build_module(

@@ -95,6 +95,15 @@ options:
       - PCI vendor id of the NPUs, four hex digits.
     type: str
     default: 19e5
+  env_files:
+    description:
+      - Absolute paths of shell files that set environment variables, such as the HCCL environment file that stage 5
+        writes (C(/etc/profile.d/npuops-hccl.sh)). Each is read, not run. RV(env_files) gives the variables its
+        C(NAME=value) and C(export NAME=value) lines set.
+      - Saves a separate read of the file (a module run per node) where a role checks the file beside the ports.
+    type: list
+    elements: path
+    default: []
 extends_documentation_fragment:
   - npuops.ascend.tool_options
   - npuops.ascend.tool_options.group
@@ -163,6 +172,13 @@ host_info:
   description: What M(npuops.ascend.host_info) returns, or its failure. Null when O(host) is false.
   returned: always
   type: dict
+env_files:
+  description:
+    - Per path of O(env_files), C(exists) (a regular file), C(variables) (name to value; quotes removed, the last
+      assignment of a name wins) and C(error) when the file exists but cannot be read. Null when O(env_files) is empty.
+  returned: always
+  type: dict
+  sample: {/etc/profile.d/npuops-hccl.sh: {exists: true, variables: {HCCL_RDMA_SL: "4", HCCL_RDMA_TC: "132"}}}
 failed_parts:
   description: The keys of the parts that could not be read.
   returned: always
@@ -194,10 +210,15 @@ def main():
         lscpu_path=dict(type='path'),
         lspci_path=dict(type='path'),
         pci_vendor=dict(type='str', default='19e5'),
+        env_files=dict(type='list', elements='path', default=[]),
     )
     argument_spec.update(tool_options())
     module = build_module('health_info', argument_spec, supports_check_mode=True)
     problem = pci_vendor_problem(module.params['pci_vendor'])
+    relative = [path for path in module.params['env_files'] if not path.startswith('/')]
+    if relative and not problem:
+        problem = ('env_files must be absolute paths (got %s); a relative one would be resolved against the remote login '
+                   'directory' % ', '.join(relative))
     if problem:
         module.fail_json(msg='health_info: %s' % problem)
     execute(module, lambda warnings: read_health(module, module.params, warnings))

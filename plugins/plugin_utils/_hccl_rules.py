@@ -18,13 +18,9 @@ module has one that returns no filter (without it every filter lookup would prin
 from __future__ import annotations
 
 import re
+import sys
 
 from ansible.errors import AnsibleFilterError
-
-try:
-    import netaddr
-except ImportError:  # reported when a filter that needs it is used, not when Ansible loads the plugins
-    netaddr = None
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 
@@ -56,8 +52,25 @@ def show(value, width=80):
     return short_repr(value, width)
 
 
+def __getattr__(name):
+    """``netaddr`` is imported on first use, not when Ansible loads the filter plugins: a task's worker loads every
+    filter file of the collection to find one filter, and most tasks need no address arithmetic."""
+    if name != 'netaddr':
+        raise AttributeError('module %r has no attribute %r' % (__name__, name))
+    try:
+        import netaddr as library  # pylint: disable=import-outside-toplevel
+    except ImportError:  # reported when a filter that needs it is used, not when Ansible loads the plugins
+        library = None
+    globals()['netaddr'] = library
+    return library
+
+
+def _netaddr():
+    return sys.modules[__name__].netaddr
+
+
 def require_netaddr(name):
-    if netaddr is None:
+    if _netaddr() is None:
         raise AnsibleFilterError('%s needs the Python library netaddr on the controller: pip install netaddr '
                                  '(it is in the requirements.txt of npuops.ascend)' % name)
 
@@ -66,6 +79,7 @@ def ipv4(text):
     """netaddr.IPAddress of a dotted-quad string, else None ('10.1' and '010.0.0.1' are refused)."""
     if not isinstance(text, str):
         return None
+    netaddr = _netaddr()
     try:
         return netaddr.IPAddress(text, 4, flags=netaddr.INET_PTON)
     except (netaddr.AddrFormatError, ValueError, TypeError):
@@ -77,6 +91,7 @@ def ip(text):
     address = ipv4(text)
     if address is not None or not isinstance(text, str):
         return address
+    netaddr = _netaddr()
     try:
         return netaddr.IPAddress(text, 6)
     except (netaddr.AddrFormatError, ValueError, TypeError):
@@ -91,7 +106,7 @@ def ipv4_network(text):
     address = ipv4(address)
     if address is None or not re.match(r'^[0-9]{1,2}$', length) or int(length) > 32:
         return None
-    return netaddr.IPNetwork('%s/%s' % (address, length))
+    return _netaddr().IPNetwork('%s/%s' % (address, length))
 
 
 def integer(value):

@@ -61,4 +61,7 @@ fi
 
 # --- this checkout's own ansible_collections tree for ansible-playbook / ansible-doc / molecule --
 root=$(tools/dev/collections_root.sh --link "$repo")
+# compiled plugins, as a controller caches them on first use: with PYTHONDONTWRITEBYTECODE set (this image sets it)
+# every task's worker process would compile the collection's filter plugins again (docs/performance.md)
+.venv/bin/python -m compileall -q plugins >/dev/null
 echo "setup: done ($(.venv/bin/ansible --version | head -n1)); collections root $root"

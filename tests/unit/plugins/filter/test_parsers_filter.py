@@ -9,6 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.filter import npu_smi_parse as parsers
+from ansible_collections.npuops.ascend.plugins.module_utils import _parsers
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'parsers')
 
@@ -121,7 +122,9 @@ def test_a_parser_bug_is_reported_as_a_filter_error(monkeypatch, filter_name, mo
     def broken(text):
         return 1 // 0
 
-    table = getattr(parsers, module).PARSERS
+    # the filters import the parser modules when they run (module_utils/_parsers), so the table is patched there
+    import importlib
+    table = importlib.import_module('%s.%s' % (_parsers.__name__, module)).PARSERS
     monkeypatch.setitem(table, query, broken)
     with pytest.raises(AnsibleFilterError) as caught:
         getattr(parsers, filter_name)('some output', query)

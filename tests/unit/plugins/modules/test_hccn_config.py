@@ -222,6 +222,110 @@ def test_link_stuck_down(run_module):
     assert 0.9 < res.elapsed < 5
 
 
+def test_ports_that_flap_together_do_not_all_poll(run_module):
+    """Eight ports set at once flap together: one polls its link, the others read theirs once it is UP."""
+    import threading
+    import time
+    flap = 0.3  # each port's link is DOWN for this long after its MTU set (as on the switch, per port)
+    up_at, guard = {}, threading.Lock()
+
+    def link_model(argv):
+        dev = int(argv[2])
+        if argv[3:] == ['-mtu', '-s', 'size', '9000']:
+            with guard:
+                up_at[dev] = time.monotonic() + flap
+            return (0, SET_OK, '')
+        if argv[3:] == ['-link', '-g']:
+            return (0, LINK_UP if time.monotonic() >= up_at.get(dev, 0) else LINK_DOWN, '')
+        if argv[3:] == ['-mtu', '-g']:
+            return (0, MTU_9000 if dev in up_at else MTU_1500, '')
+        return None
+
+    config = [{'device': dev, 'mtu': 9000} for dev in range(8)]
+    res = run_module(hccn_config, {'config': config}, {(NPU_SMI, 'info'): (0, NPU_IDLE, '')}, default=link_model)
+    assert not res.failed, res
+    assert res.result['changed_devices'] == list(range(8))
+    polls = [c for c in res.calls if c[3:] == ['-link', '-g']]
+    # every port read its own link at least once after its flap ...
+    assert sorted(set(int(c[2]) for c in polls)) == list(range(8))
+    # ... but only one port polled through the flap: 0.3 s at 0.01 s a poll is about 30 reads for that port, where
+    # eight ports polling each would make about 240
+    assert len(polls) < 30 + 8 * 3, len(polls)
+    assert res.elapsed < flap + 2
+
+
+def test_a_port_that_stays_down_does_not_hide_the_others(run_module):
+    """The port that polls for the others never comes UP: the others are still read and reported UP."""
+    cmds = {(NPU_SMI, 'info'): (0, NPU_IDLE, '')}
+    for dev in (0, 1, 2):
+        cmds[(HCCN, '-i', str(dev), '-mtu', '-s', 'size', '9000')] = (0, SET_OK, '')
+        cmds[get(dev, 'mtu')] = [(0, MTU_1500, ''), (0, MTU_9000, '')]
+        cmds[get(dev, 'link')] = (0, LINK_DOWN if dev == 1 else LINK_UP, '')
+    res = run_module(hccn_config, {'config': [{'device': d, 'mtu': 9000} for d in (0, 1, 2)], 'link_timeout': 1}, cmds)
+    assert res.failed
+    assert res.result['failed_devices'] == [1]
+    assert res.result['changed_devices'] == [0, 1, 2]
+    assert 'NPU 1 on %s: link still not UP 1 s after changing MTU' % HOST in res.result['msg']
+    assert res.elapsed < 5
+
+
+PFC_STAT = sample('hccn_tool/pfc_stat/derived_prio4_activity')
+
+
+def test_read_after_follows_the_change_in_the_same_run(run_module):
+    """read_after: the counters are read once the link is UP again and the values were read back."""
+    cmds = base_commands()
+    cmds.update({
+        get(1, 'pfc'): [(0, PFC_4, ''), (0, PFC_3, '')],
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''),
+        get(1, 'link'): (0, LINK_UP, ''),
+        get(1, 'pfc_stat'): (0, PFC_STAT, ''),
+    })
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [3]}], 'read_after': ['pfc_stat']}, cmds)
+    assert not res.failed, res
+    dev1 = [c for c in res.calls if c[:3] == [HCCN, '-i', '1']]
+    assert dev1[-3:] == [list(get(1, 'link')), list(get(1, 'pfc')), list(get(1, 'pfc_stat'))]
+    read = res.result['read']
+    assert read['errors'] == [] and list(read['devices']) == ['1']
+    assert read['devices']['1']['pfc_stat']['counters']['tx_pfc4_duration_ms'] == 12.5
+    assert isinstance(res.result['read_at'], float) and res.result['read_at'] > 1.7e9
+
+
+@pytest.mark.parametrize('check_mode', [False, True])
+def test_read_after_when_nothing_or_check_mode(run_module, check_mode):
+    """Nothing to set (or check mode): the counters are read right after the comparison, no set runs."""
+    cmds = base_commands()
+    cmds.update({get(1, 'pfc_stat'): (0, PFC_STAT, ''), get(1, 'stat'): (0, sample('hccn_tool/stat/mc_doc_elided'), '')})
+    want = [4] if not check_mode else [3]
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': want}], 'read_after': ['pfc_stat', 'stat']},
+                     cmds, check_mode=check_mode)
+    assert not res.failed, res
+    assert sets(res.calls) == []
+    assert res.calls[-2:] == [list(get(1, 'pfc_stat')), list(get(1, 'stat'))]
+    assert res.result['changed'] is check_mode
+    assert sorted(res.result['read']['devices']['1']) == ['pfc_stat', 'stat']
+
+
+def test_read_after_is_not_read_when_the_change_fails(run_module):
+    cmds = base_commands()
+    cmds.update({
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''),
+        get(1, 'link'): (0, LINK_UP, ''),
+    })
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [3]}], 'read_after': ['pfc_stat']}, cmds)
+    assert res.failed
+    assert 'read' not in res.result
+    assert list(get(1, 'pfc_stat')) not in res.calls
+
+
+def test_read_after_refuses_an_unknown_query(run_module):
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [4]}], 'read_after': ['pause']},
+                     base_commands())
+    assert res.failed
+    assert 'read_after' in res.result['msg'] and 'pfc_stat' in res.result['msg']
+    assert res.calls == []
+
+
 def test_rc0_but_value_not_applied(run_module):
     cmds = base_commands()
     cmds.update({

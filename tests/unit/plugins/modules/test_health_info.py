@@ -204,3 +204,34 @@ def test_bad_input_fails_before_any_call(run_module, host, args, words):
     assert res.failed
     assert words in res.result['msg']
     assert res.calls == []
+
+
+def test_env_files_gives_the_variables_a_file_sets_without_running_it(run_module, host, tmp_path):
+    """env_files: stage 5's file in the shape it writes (export NAME=value), read in the same module run."""
+    env = tmp_path / 'npuops-hccl.sh'
+    env.write_text('# Managed by npuops.ascend (stage 5, hccl_env)\n'
+                   'export HCCL_RDMA_SL=4\nexport HCCL_RDMA_TC=132\n'
+                   "export HCCL_SOCKET_IFNAME='enp189s0f0'\nHCCL_CONNECT_TIMEOUT=\"1200\"\n"
+                   '  export HCCL_RDMA_SL=3  # set again: the later line wins, as in sh\n'
+                   'echo HCCL_RDMA_TC=0 is not an assignment of this file\n')
+    unreadable = tmp_path / 'locked.sh'
+    unreadable.write_text('export HCCL_RDMA_SL=4\n')
+    unreadable.chmod(0)
+    missing = str(tmp_path / 'absent.sh')
+    res = run(run_module, {'npu': False, 'ports': False, 'host': False, 'env_files': [str(env), missing, str(unreadable)]}, {})
+    assert not res.failed, res
+    assert res.calls == []
+    files = res.result['env_files']
+    assert files[str(env)] == {'exists': True, 'variables': {'HCCL_RDMA_SL': '3', 'HCCL_RDMA_TC': '132',
+                                                            'HCCL_SOCKET_IFNAME': 'enp189s0f0', 'HCCL_CONNECT_TIMEOUT': '1200'}}
+    assert files[missing] == {'exists': False, 'variables': {}}
+    import os
+    if os.geteuid() != 0:  # root reads a file of mode 0 anyway
+        assert files[str(unreadable)]['error'].startswith('cannot read %s' % unreadable)
+
+
+def test_env_files_refuses_a_relative_path(run_module, host):
+    res = run(run_module, {'env_files': ['profile.d/npuops-hccl.sh']}, {})
+    assert res.failed
+    assert 'env_files must be absolute paths (got profile.d/npuops-hccl.sh)' in res.result['msg']
+    assert res.calls == []
