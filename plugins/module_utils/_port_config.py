@@ -268,7 +268,8 @@ class PortConfig:
         result = self.merge()
         queries = self.params.get('read_after') or []
         devices = [entry['device'] for entry in result['before']]
-        if queries and devices:
+        # in check mode with changes pending the ports are not as the task would leave them: nothing to read after
+        if queries and devices and not (self.module.check_mode and result['changed']):
             result.update(self.read_after(queries, devices))
         return result
 

@@ -170,8 +170,8 @@ options:
     description:
       - Queries of M(npuops.ascend.hccn_info) to read from every device of O(config) at the end of the task, in the
         same module run, returned in RV(read) with the time in RV(read_at). With O(state=merged) only.
-      - They are read after the sets and the link wait; when nothing is set (no difference, or check mode), right
-        after the comparison.
+      - They are read after the sets and the link wait, or right after the comparison when nothing differs. In check
+        mode with changes pending nothing is read, since the ports are not in the state the task would leave them in.
       - Meant for a reading that must follow the change, such as the first of two reads of the PFC pause counters
         whose difference is a rate (V(pfc_stat), V(stat)). It saves a module run per node.
       - A query that cannot be read is an entry of RV(read.errors), as in M(npuops.ascend.hccn_info), not a failure.
@@ -331,12 +331,12 @@ read:
   description:
     - What O(read_after) read, in the shape of the M(npuops.ascend.hccn_info) result (C(devices) keyed by device
       id as a string, C(errors), C(config), C(raw)).
-  returned: when O(read_after) is given and the task did not fail
+  returned: when O(read_after) is given, the task did not fail, and it did not stop at a check-mode plan of a change
   type: dict
   sample: {count: 1, devices: {"3": {pfc_stat: {counters: {rx_pfc4_duration_ms: 3.25, tx_pfc4_duration_ms: 12.5}}}}, errors: []}
 read_at:
   description: When the O(read_after) reading started, in seconds since the epoch (UTC).
-  returned: when O(read_after) is given and the task did not fail
+  returned: when RV(read) is
   type: float
   sample: 1767268800.125
 busy:

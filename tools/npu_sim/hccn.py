@@ -346,7 +346,7 @@ def ping_reachable(st, dev, address, size, local_path):
         return False
     if not model.frame_fits(st, dev, size + model.IP_ICMP_HEADERS):
         return False
-    peer, peer_dev = _find_peer(st_mod.pod_states(st, local_path), address)
+    peer, peer_dev = _find_peer(st_mod.pod_states(st, local_path, contains='"%s"' % address), address)
     if peer is None:
         return False
     peer_net = peer["npus"][peer_dev]["net"]
@@ -418,7 +418,7 @@ def _val_ip(st, dev, args, local_path):
     for fault in conflicts:
         if not fault.get("value") or fault.get("value") == address:
             raise HccnError(0x2007, "The ip address configured is conflicted!")
-    for _path, node in st_mod.pod_states(st, local_path):
+    for _path, node in st_mod.pod_states(st, local_path, contains='"%s"' % address):
         for npu in node.get("npus", []):
             if (npu.get("net") or {}).get("ip") == address and not (node is st and npu["id"] == dev):
                 raise HccnError(0x2007, "The ip address configured is conflicted!")

@@ -417,8 +417,28 @@ def now(st):
     return float(pinned) if pinned is not None else time.time()
 
 
-def pod_states(st, local_path):
-    """The PoD registry: every node state under ``<pod_dir>/*/state/state.json`` plus the local one."""
+def _load_if_contains(path, needle):
+    """The state at ``path``, or None when its text does not hold ``needle`` (not parsed: a ping or an address
+    check looks for one address among every node of the PoD, and parsing each node's state costs the most)."""
+    with _locked(path, False):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            raise StateError("no simulator state at %s" % path) from None
+        if needle not in text:
+            return None
+        try:
+            return loads(text)
+        except ValueError as exc:
+            raise StateError("simulator state %s is not valid JSON: %s" % (path, exc)) from None
+
+
+def pod_states(st, local_path, contains=None):
+    """The PoD registry: every node state under ``<pod_dir>/*/state/state.json`` plus the local one.
+
+    With ``contains`` (a JSON-encoded string such as ``'"10.20.0.11"'``) another node's state is only parsed,
+    and returned, when its text holds it; the local state is always returned."""
     paths = []
     pod_dir = st.get("pod_dir")
     if pod_dir:
@@ -436,9 +456,11 @@ def pod_states(st, local_path):
             result.append((path, st))
             continue
         try:
-            result.append((path, load(path)))
+            state = load(path) if contains is None else _load_if_contains(path, contains)
         except (StateError, OSError):
             continue
+        if state is not None:
+            result.append((path, state))
     return result
 
 

@@ -292,18 +292,28 @@ def test_read_after_follows_the_change_in_the_same_run(run_module):
 
 
 @pytest.mark.parametrize('check_mode', [False, True])
-def test_read_after_when_nothing_or_check_mode(run_module, check_mode):
-    """Nothing to set (or check mode): the counters are read right after the comparison, no set runs."""
+def test_read_after_when_nothing_differs(run_module, check_mode):
+    """Nothing to set (also in check mode): the counters are read right after the comparison, no set runs."""
     cmds = base_commands()
     cmds.update({get(1, 'pfc_stat'): (0, PFC_STAT, ''), get(1, 'stat'): (0, sample('hccn_tool/stat/mc_doc_elided'), '')})
-    want = [4] if not check_mode else [3]
-    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': want}], 'read_after': ['pfc_stat', 'stat']},
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [4]}], 'read_after': ['pfc_stat', 'stat']},
                      cmds, check_mode=check_mode)
     assert not res.failed, res
     assert sets(res.calls) == []
     assert res.calls[-2:] == [list(get(1, 'pfc_stat')), list(get(1, 'stat'))]
-    assert res.result['changed'] is check_mode
+    assert res.result['changed'] is False
     assert sorted(res.result['read']['devices']['1']) == ['pfc_stat', 'stat']
+
+
+def test_read_after_is_not_read_by_a_check_mode_plan_of_a_change(run_module):
+    """Check mode with a change pending: the ports are not as the task would leave them, so nothing is read."""
+    cmds = base_commands()
+    res = run_module(hccn_config, {'config': [{'device': 1, 'pfc_priorities': [3]}], 'read_after': ['pfc_stat']},
+                     cmds, check_mode=True)
+    assert not res.failed, res
+    assert res.result['changed'] is True and res.result['commands'] == ['hccn_tool -i 1 -pfc -s bitmap 0,0,0,1,0,0,0,0']
+    assert 'read' not in res.result and 'read_at' not in res.result
+    assert [c for c in res.calls if '-pfc_stat' in c] == []
 
 
 def test_read_after_is_not_read_when_the_change_fails(run_module):
