@@ -293,3 +293,22 @@ def test_bench_cost_measures_through_the_wrappers(tmp_path):
     assert all(row["cpu_ms"] > 0 and row["wall_ms"] > 0 for row in rows)
     assert all(row["log_cpu_ms"] > row["log_start_cpu_ms"] > 0 for row in rows[3:])
     assert "| `hccn_tool -i 0 -pfc -g` |" in proc.stdout
+
+
+def test_a_ping_parses_only_the_state_that_holds_its_address(nodes, monkeypatch):
+    """The PoD registry of a ping or an address set: another node's state is parsed only when it holds the address."""
+    one, two, three = nodes("node01", 1), nodes("node02", 2), nodes("node03", 3)
+    parsed = []
+    real = st_mod.loads
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+    monkeypatch.setattr(st_mod, "loads", counting)
+    address = three.data["npus"][0]["net"]["ip"]
+    pod = st_mod.pod_states(one.data, one.path, contains='"%s"' % address)
+    assert [state["hostname"] for _path, state in pod] == ["node01", "node03"]
+    assert len(parsed) == 1 and '"node03"' in parsed[0]
+    # without it every node is read, as before
+    assert [state["hostname"] for _path, state in st_mod.pod_states(one.data, one.path)] == ["node01", "node02", "node03"]
+    assert two.data["hostname"] == "node02"
