@@ -174,7 +174,7 @@ options:
         mode with changes pending nothing is read, since the ports are not in the state the task would leave them in.
       - Meant for a reading that must follow the change, such as the first of two reads of the PFC pause counters
         whose difference is a rate (V(pfc_stat), V(stat)). It saves a module run per node.
-      - A query that cannot be read is an entry of RV(read.errors), as in M(npuops.ascend.hccn_info), not a failure.
+      - A query that cannot be read is an entry of the C(errors) of RV(read), as in M(npuops.ascend.hccn_info), not a failure.
         Nothing is read when the task fails.
     type: list
     elements: str

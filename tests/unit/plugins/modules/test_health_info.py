@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 
 import pytest
 
@@ -222,10 +223,9 @@ def test_env_files_gives_the_variables_a_file_sets_without_running_it(run_module
     assert not res.failed, res
     assert res.calls == []
     files = res.result['env_files']
-    assert files[str(env)] == {'exists': True, 'variables': {'HCCL_RDMA_SL': '3', 'HCCL_RDMA_TC': '132',
-                                                            'HCCL_SOCKET_IFNAME': 'enp189s0f0', 'HCCL_CONNECT_TIMEOUT': '1200'}}
+    assert files[str(env)] == {'exists': True, 'variables': {
+        'HCCL_RDMA_SL': '3', 'HCCL_RDMA_TC': '132', 'HCCL_SOCKET_IFNAME': 'enp189s0f0', 'HCCL_CONNECT_TIMEOUT': '1200'}}
     assert files[missing] == {'exists': False, 'variables': {}}
-    import os
     if os.geteuid() != 0:  # root reads a file of mode 0 anyway
         assert files[str(unreadable)]['error'].startswith('cannot read %s' % unreadable)
 
