@@ -25,7 +25,8 @@ description:
     on the same host and that its content passes the same checks as O(config).
   - Devices are changed concurrently; on one device the commands run in a fixed order (IP, gateway, netdetect, MTU,
     PFC, DSCP map, TLS). After an MTU or PFC change the module polls C(hccn_tool -i N -link -g) every 0.5 s until the
-    link is C(UP), for at most O(link_timeout) seconds.
+    link is C(UP), for at most O(link_timeout) seconds. The ports changed together flap together, so one of them polls
+    through the flap and the others then read their own link (each port is reported from its own reading).
   - Exit code 0 is not taken as proof, every value is read back and compared. A device whose value did not take
     effect, whose link did not come back, or whose command failed is reported in RV(failed_devices) and fails the task,
     together with RV(changed_devices) and the backup path.
