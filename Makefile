@@ -60,7 +60,7 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-# every check, in three lanes side by side (tools/dev/test.sh: checks, molecule, integration); each target also runs alone
+# every check, in four lanes side by side (tools/dev/test.sh: checks, molecule, integration, bench); each target also runs alone
 test: setup
 	tools/dev/test.sh
 

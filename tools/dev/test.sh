@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
-# make test: every check, in three lanes that run side by side once `make setup` is done.
-#   checks:      lint changelog-lint docs-check galaxy-importer sanity core219 compat unit bench-smoke
+# make test: every check, in four lanes that run side by side once `make setup` is done.
+#   checks:      lint changelog-lint docs-check galaxy-importer sanity core219 compat unit
 #   molecule:    the molecule scenarios (PoDs on 127.0.2, 127.0.10, 127.0.12)
 #   integration: tests/integration (PoDs on 127.0.4, 127.0.13)
-# The PoD lanes mostly wait (SSH round trips, simulated tool latency, link flaps) while the checks
-# lane mostly computes, so together they take far less than one after the other on a 2-core
-# machine. Each lane uses its own addresses and directories (bench-smoke: 127.0.5, tests/sim:
-# 127.0.3). The output of each lane goes to build/test-<lane>.log and is printed when the lane
+#   bench:       bench-smoke (PoD on 127.0.5)
+# The PoD lanes mostly wait (SSH round trips, simulated tool latency, link flaps; the bench smoke
+# also the naive playbooks' fixed sleeps) while the checks lane mostly computes, so together they
+# take far less than one after the other on a 2-core machine. Each lane uses its own addresses and
+# directories (tests/sim: 127.0.3). The output of each lane goes to build/test-<lane>.log and is printed when the lane
 # ends, with the time every target took; the exit status is that of the first lane that failed.
-#   tools/dev/test.sh [lane ...]     # default: all three
+#   tools/dev/test.sh [lane ...]     # default: all four
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 mkdir -p build
 
 declare -A TARGETS=(
-  [checks]="lint changelog-lint docs-check galaxy-importer sanity core219 compat unit bench-smoke"
+  [checks]="lint changelog-lint docs-check galaxy-importer sanity core219 compat unit"
   [molecule]="molecule"
   [integration]="integration"
+  [bench]="bench-smoke"
 )
 lanes=("$@")
-[ "${#lanes[@]}" -gt 0 ] || lanes=(checks molecule integration)
+[ "${#lanes[@]}" -gt 0 ] || lanes=(checks molecule integration bench)
 
 run_lane() {
   local lane=$1 target started rc
