@@ -62,6 +62,18 @@ options:
         checked.
     type: bool
     default: false
+  read_after:
+    description:
+      - Queries of M(npuops.ascend.hccn_info) to read from every pinged device after the pings, in the same module run,
+        returned in RV(read) with the time in RV(read_at). A change window reads the links and the pause counters of
+        its ports this way right after the jumbo ping instead of in a module run of its own.
+      - Read also when pairs are unreachable, before O(fail_on_unreachable) fails the task, so the failed result holds
+        the links of the ports that did not answer.
+      - A query that cannot be read is an entry of the C(errors) of RV(read), as in M(npuops.ascend.hccn_info), not a
+        failure.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - npuops.ascend.tool_options
   - npuops.ascend.tool_options.group
@@ -116,6 +128,19 @@ EXAMPLES = r"""
     devices: [0]
     targets: [10.20.0.11, 10.20.0.12]
     fail_on_unreachable: true
+
+- name: Ping the subnet peers, then read the links and the pause counters in the same run
+  npuops.ascend.hccn_ping:
+    mode: subnet
+    targets: "{{ peer_addresses }}"
+    size: 8972
+    fail_on_unreachable: true
+    read_after: [link, pfc_stat]
+  register: after_ping
+
+- name: Show the link of every port after the ping
+  ansible.builtin.debug:
+    msg: "{{ after_ping.read.devices | dict2items | map(attribute='value.link') | list }}"
 """
 
 RETURN = r"""
@@ -174,12 +199,26 @@ errors:
   returned: always
   type: list
   elements: dict
+read:
+  description:
+    - What O(read_after) read after the pings, in the shape of the M(npuops.ascend.hccn_info) result (C(devices) keyed
+      by device id, C(summary), C(errors)).
+  returned: when O(read_after) is given and the module got as far as the pings
+  type: dict
+  sample: {devices: {'0': {link: UP}}, summary: {devices: 1}, errors: []}
+read_at:
+  description: When the O(read_after) reading started, in seconds since the epoch (UTC).
+  returned: when O(read_after) is given and the module got as far as the pings
+  type: float
+  sample: 1764806400.123
 """
 
 import ipaddress  # noqa: E402
+import time  # noqa: E402
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES, gather  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._hccn_tool import HccnTool, ping_argv  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import discover_devices  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool as hccn_parsers  # noqa: E402
@@ -329,6 +368,12 @@ def run(module, params, warnings):
         errors.extend(outcome[1])
         warnings.extend(outcome[2])
     result = {'changed': False, 'pairs': pairs, 'summary': summarise(pairs), 'errors': errors}
+    if params['read_after']:
+        # the same devices, right after their pings; read also when a pair failed, so a failed result shows the links
+        started = time.time()
+        result['read'] = gather(module, dict(params, queries=params['read_after'], devices=sorted(devices),
+                                             fallback_devices=None), warnings)
+        result['read_at'] = round(started, 3)
     if not params['fail_on_unreachable']:
         return result
     bad = [p for p in pairs if not p['reachable']]
@@ -353,6 +398,7 @@ def main():
         count=dict(type='int'),
         size=dict(type='int'),
         fail_on_unreachable=dict(type='bool', default=False),
+        read_after=dict(type='list', elements='str', choices=ALL_QUERIES, default=[]),
     )
     argument_spec.update(tool_options())
     module = build_module('hccn_ping', argument_spec, supports_check_mode=True)

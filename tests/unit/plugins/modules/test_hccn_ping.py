@@ -208,3 +208,56 @@ def test_a_failed_address_read_says_what_happened(run_module, monkeypatch, reply
     msg = res.result['errors'][0]['msg']
     assert msg == 'NPU 8 on %s: %s -i 8 -ip -g failed (rc=%d): %s' % (HOST, HCCN, reply[0], words)
     assert 'needs an address' not in msg and 'has no address' not in msg
+
+
+LINK_UP = sample('hccn_tool/link/mc_doc_up')                     # link status: UP
+LINK_DOWN = sample('hccn_tool/link/mc_doc_up').replace('UP', 'DOWN')
+
+
+def test_read_after_reads_each_device_after_its_pings_in_the_same_run(run_module):
+    """read_after: the links of the pinged devices, read after every ping (the change window's verification)."""
+    cmds = {
+        (HCCN, '-i', '0', '-ip', '-g'): (0, IP_0, ''),
+        (HCCN, '-i', '1', '-ip', '-g'): (0, IP_1, ''),
+        ping(0, '11.12.165.80'): (0, PING_0, ''),
+        ping(1, '11.12.165.80'): (0, PING_1, ''),
+        (HCCN, '-i', '0', '-link', '-g'): (0, LINK_UP, ''),
+        (HCCN, '-i', '1', '-link', '-g'): (0, LINK_UP, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [0, 1], 'targets': ['11.12.165.80'], 'read_after': ['link']}, cmds)
+    assert not res.failed, res
+    pings = [i for i, call in enumerate(res.calls) if '-ping' in call]
+    links = [i for i, call in enumerate(res.calls) if '-link' in call]
+    assert len(pings) == 2 and len(links) == 2 and max(pings) < min(links)
+    read = res.result['read']
+    assert sorted(read['devices']) == ['0', '1'] and read['errors'] == []
+    assert read['devices']['0']['link'] == 'UP'
+    assert isinstance(res.result['read_at'], float) and res.result['read_at'] > 1.7e9
+
+
+def test_without_read_after_nothing_more_is_read(run_module):
+    cmds = {(HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''), ping(3, '29.1.137.205'): (0, PING_3, '')}
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205']}, cmds)
+    assert not res.failed, res
+    assert 'read' not in res.result and 'read_at' not in res.result
+    assert len(res.calls) == 2
+
+
+def test_read_after_is_in_the_failed_result_of_an_unreachable_pair(run_module):
+    """A pair that does not answer fails the task with fail_on_unreachable; the result still shows its link."""
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205'): (1, PING_3_LOST, ''),
+        (HCCN, '-i', '3', '-link', '-g'): (0, LINK_DOWN, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205'], 'fail_on_unreachable': True,
+                                 'read_after': ['link']}, cmds)
+    assert res.failed
+    assert '1 of 1 NPU pairs unreachable' in res.result['msg']
+    assert res.result['read']['devices']['3']['link'] == 'DOWN'
+
+
+def test_read_after_refuses_an_unknown_query_before_any_call(run_module):
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.137.205'], 'read_after': ['pause']}, {})
+    assert res.failed
+    assert 'read_after' in res.result['msg'] and res.calls == []
