@@ -132,7 +132,9 @@ EXAMPLES = r"""
 - name: Ping the subnet peers, then read the links and the pause counters in the same run
   npuops.ascend.hccn_ping:
     mode: subnet
-    targets: "{{ peer_addresses }}"
+    targets: >-
+      {{ ansible_play_hosts | difference([inventory_hostname]) | map('extract', hostvars, 'npuops_npu_ports')
+         | flatten | map(attribute='address') | list }}
     size: 8972
     fail_on_unreachable: true
     read_after: [link, pfc_stat]
