@@ -73,6 +73,7 @@ options:
         failure.
     type: list
     elements: str
+    choices: [link, net_health, ip, gateway, netdetect, mtu, pfc, dscp_to_tc, tls, pfc_stat, optical, stat, lldp, link_stat, vnic]
     default: []
 extends_documentation_fragment:
   - npuops.ascend.tool_options

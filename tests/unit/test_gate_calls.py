@@ -54,7 +54,7 @@ CALLS = _calls()
 
 def test_the_stage_roles_call_the_gate():
     # every stage role imports the gate (the report directory and the gate of its stage), and so do the playbooks
-    roles = {path.split(os.sep)[1] for path, *_ in CALLS if path.startswith("roles")}
+    roles = {call[0].split(os.sep)[1] for call in CALLS if call[0].startswith("roles")}
     assert {"health_check", "baseline", "version_check", "hccl_bench", "roce_lossless", "hccl_env", "numa_bind",
             "mindie_config", "io_check", "regression"} <= roles
     assert len(CALLS) >= 25
