@@ -17,6 +17,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # the parallel shells of the benchmark's baseline (bench/check/run_pdsh.sh)
 command -v clush >/dev/null 2>&1 || missing+=(clustershell)
 command -v pdsh >/dev/null 2>&1 || missing+=(pdsh)
+# the simulated nodes' thin tool client (tools/npu_sim/client.c); without it the tools run their own interpreter
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing system packages ${missing[*]}; run as root or install them with apt-get" >&2
@@ -64,4 +66,6 @@ root=$(tools/dev/collections_root.sh --link "$repo")
 # compiled plugins, as a controller caches them on first use: with PYTHONDONTWRITEBYTECODE set (this image sets it)
 # every task's worker process would compile the collection's filter plugins again (docs/performance.md)
 .venv/bin/python -m compileall -q plugins >/dev/null
+# the simulated nodes' thin tool client, built once here rather than by the first PoD's nodes at once
+PYTHONPATH=tools "$(command -v /usr/bin/python3 || command -v python3)" -c 'from npu_sim import control; print("setup: simulator client", control.client_path() or "not built (no cc)")'
 echo "setup: done ($(.venv/bin/ansible --version | head -n1)); collections root $root"

@@ -20,6 +20,11 @@ VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci",
 # The host IO tools (stage 8) come after the tools of npu_sim.TOOLS.
 ALL_TOOLS = TOOLS + ("vmstat", "iostat")
 # What a launcher prints when its program cannot be started, and the exit status then.
+# For a call the node's resident simulator runs (npu_sim.server): CPU seconds spent for it outside this process
+# (the thin client, the server's dispatch), added to the call log's ``cpu_s`` and ``start_cpu_s``, and this
+# process's CPU time when the call began, subtracted from both. Both 0 when the wrapper's own interpreter runs it.
+CPU_OFFSET = 0.0
+CALL_CPU0 = 0.0
 EXEC_FAILURE = {"numactl": ("numactl: execution of `%s': %s", 1),
                 "mpirun": ("mpirun: execvp error on file %s (%s)", 255)}
 
@@ -48,7 +53,8 @@ def log_call(path, tool, args, rc, started):
         return
     entry = {"time": round(started, 6), "tool": tool, "argv": [tool] + list(args), "rc": rc,
              "duration_s": round(time.time() - started, 6), "pid": os.getpid(),
-             "cpu_s": round(time.process_time(), 6), "start_cpu_s": round(START_CPU, 6)}
+             "cpu_s": round(time.process_time() - CALL_CPU0 + CPU_OFFSET, 6),
+             "start_cpu_s": round(START_CPU - CALL_CPU0 + CPU_OFFSET, 6)}
     line = st_mod.dumps(entry) + "\n"
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -14,6 +14,11 @@ simulated node), so the calls run in a private mount namespace (``unshare --moun
 --map-root-user`` too when not root) in which the temporary state directory is bind-mounted there, the way
 tools/pod/podctl does for a node; the host's /var/lib/npu-sim is never touched.
 
+Then it starts the node's resident simulator (server.py) in the namespace and runs every query again, marked
+"served": the wrappers' thin client hands the calls to it. A served call's CPU is the client's (getrusage) plus
+what the server and its workers used meanwhile (/proc/PID/stat of the server and of each worker, live or
+reaped). Without the server the client finds no socket and runs the wrapper's own interpreter: the rows before.
+
 The table also shows what the call log says (``cpu_s``, ``start_cpu_s`` of each entry, see
 ``npu-sim calls --cpu``), when the simulator records it. Standard library only; imports nothing of npu_sim
 (the simulator under test is run as subprocesses only).
@@ -90,11 +95,53 @@ def logged_cpu(log, since):
     return statistics.mean(cpu) * 1000.0, (statistics.mean(start) * 1000.0 if start else None)
 
 
+SERVER_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from npu_sim import server; sys.exit(server.main())"
+
+
+def tree_cpu_ms(pid):
+    """CPU ms of a process, its reaped children and its live children (the server and its workers)."""
+    def stat(target):
+        try:
+            with open("/proc/%d/stat" % target, encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0, 0
+        return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+    own, reaped = stat(pid)
+    total = own + reaped
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid), encoding="ascii") as handle:
+            children = [int(child) for child in handle.read().split()]
+    except OSError:
+        children = []
+    for child in children:
+        total += stat(child)[0]
+    return total * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 def log_lines(log):
     if not os.path.exists(log):
         return 0
     with open(log, encoding="utf-8") as handle:
         return sum(1 for _line in handle)
+
+
+def _measure_row(row, args, env, log, server=None):
+    measure(row["argv"], WARMUP, env)
+    since = log_lines(log)
+    before = tree_cpu_ms(server) if server else 0.0
+    cpu, walls = measure(row["argv"], args.calls, env)
+    if server:
+        cpu += (tree_cpu_ms(server) - before) / args.calls
+    row["cpu"].append(cpu)
+    row["wall"].extend(walls)
+    if "log_cpu" not in row:
+        return  # a baseline: no call log
+    log_cpu, log_start = logged_cpu(log, since)
+    if log_cpu is not None:
+        row["log_cpu"].append(log_cpu)
+    if log_start is not None:
+        row["log_start"].append(log_start)
 
 
 def inner(args):
@@ -112,19 +159,30 @@ def inner(args):
     for query in QUERIES:
         argv = [os.path.join(args.base, "files", WRAPPERS[query[0]])] + list(query[1:])
         rows.append({"name": " ".join(query), "argv": argv, "cpu": [], "wall": [], "log_cpu": [], "log_start": []})
+    served = []
+    for query in QUERIES:
+        argv = [os.path.join(args.base, "files", WRAPPERS[query[0]])] + list(query[1:])
+        served.append({"name": " ".join(query) + " (served)", "argv": argv, "cpu": [], "wall": [], "log_cpu": [],
+                       "log_start": []})
     for _round in range(args.rounds):
         for row in rows:
-            measure(row["argv"], WARMUP, env)
-            since = log_lines(log)
-            cpu, walls = measure(row["argv"], args.calls, env)
-            row["cpu"].append(cpu)
-            row["wall"].extend(walls)
-            if "log_cpu" in row:
-                log_cpu, log_start = logged_cpu(log, since)
-                if log_cpu is not None:
-                    row["log_cpu"].append(log_cpu)
-                if log_start is not None:
-                    row["log_start"].append(log_start)
+            _measure_row(row, args, env, log)
+    socket_path = os.path.join(NODE_STATE_DIR, "server.sock")
+    server = subprocess.Popen([python, "-I", "-S", "-c", SERVER_BOOT, TOOLS, socket_path], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(socket_path):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("bench_cost: the simulator's server did not start")
+            time.sleep(0.02)
+        for _round in range(args.rounds):
+            for row in served:
+                _measure_row(row, args, env, log, server.pid)
+    finally:
+        server.kill()
+        server.wait()
+    rows.extend(served)
     result = []
     for row in rows:
         item = {"name": row["name"], "cpu_ms": statistics.median(row["cpu"]), "cpu_ms_rounds": row["cpu"],

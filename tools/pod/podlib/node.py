@@ -102,8 +102,18 @@ def node_script(pod, name):
         lines.append("mount -t tmpfs -o %s,size=%dm tmpfs %s" % (SHM_OPTIONS, shm_size_mb(pod.state_file(name)), SHM_MOUNT))
         lines.append("PYTHONPATH=%s %s -m npu_sim npu-sim shm sync --state %s >/dev/null 2>&1 || true" % (
             shlex.quote(SIM_DIR), shlex.quote(node_python()), shlex.quote(pod.state_file(name))))
+    if os.environ.get("NPU_SIM_SERVER", "on") != "off":
+        # the node's resident simulator (tools/npu_sim/server.py): the wrappers' thin client hands it their calls
+        lines.append("%s -I -S -c %s %s %s </dev/null >>%s 2>&1 &" % (
+            shlex.quote(node_python()), shlex.quote(SERVER_BOOTSTRAP), shlex.quote(SIM_DIR), shlex.quote(SERVER_SOCKET),
+            shlex.quote(os.path.join(os.path.dirname(pod.state_file(name)), "server.log"))))
     lines.append("exec %s -D -e -f %s" % (shlex.quote(SSHD), shlex.quote(pod.sshd_config(name))))
     return "\n".join(lines)
+
+
+SERVER_BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv.pop(1)); from npu_sim import server; sys.exit(server.main())"
+# where the server listens inside the node: beside the node's state, mounted at /var/lib/npu-sim
+SERVER_SOCKET = "/var/lib/npu-sim/server.sock"
 
 
 def shm_size_mb(state):
