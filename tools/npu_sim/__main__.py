@@ -19,12 +19,12 @@ from .output import Result
 VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun", "vmstat", "iostat")
 # The host IO tools (stage 8) come after the tools of npu_sim.TOOLS.
 ALL_TOOLS = TOOLS + ("vmstat", "iostat")
-# What a launcher prints when its program cannot be started, and the exit status then.
 # For a call the node's resident simulator runs (npu_sim.server): CPU seconds spent for it outside this process
 # (the thin client, the server's dispatch), added to the call log's ``cpu_s`` and ``start_cpu_s``, and this
 # process's CPU time when the call began, subtracted from both. Both 0 when the wrapper's own interpreter runs it.
 CPU_OFFSET = 0.0
 CALL_CPU0 = 0.0
+# What a launcher prints when its program cannot be started, and the exit status then.
 EXEC_FAILURE = {"numactl": ("numactl: execution of `%s': %s", 1),
                 "mpirun": ("mpirun: execvp error on file %s (%s)", 255)}
 
