@@ -275,3 +275,25 @@ def test_a_worker_that_ends_after_its_calls_leaves_no_call_unanswered(client, pa
     pids = [entry["pid"] for entry in served.calls()]
     assert len(pids) == 16 and len(set(pids)) >= 6  # a worker serves at most 3 calls
     assert max(pids.count(pid) for pid in set(pids)) <= 3
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_a_restored_wrapper_is_written_as_installed(client, tmp_path, served):
+    state, prefix = str(tmp_path / "state.json"), str(tmp_path / "files")
+    st_mod.save(state, st_mod.new_state("node01", 1, created=CREATED))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": TOOLS}
+
+    def sim(*argv):
+        proc = subprocess.run([PYTHON, "-m", "npu_sim", "npu-sim"] + list(argv) + ["--state", state], capture_output=True,
+                              text=True, env=env, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr
+    sim("install", "--prefix", prefix, "--python", PYTHON, *([] if served else ["--no-server"]))
+    wrapper = os.path.join(prefix, control.WRAPPER_PATHS["npu-smi"])
+    with open(wrapper, encoding="utf-8") as handle:
+        installed = handle.read()
+    assert (client in installed) is served
+    sim("fault", "set", "missing-tool", "--value", "npu-smi")
+    assert not os.path.exists(wrapper)
+    sim("fault", "clear", "missing-tool")
+    with open(wrapper, encoding="utf-8") as handle:
+        assert handle.read() == installed

@@ -199,6 +199,7 @@ def cmd_install(args, path, res):
     with st_mod.transaction(path) as data:
         data["install_prefix"] = prefix
         data["python"] = python
+        data["served_wrappers"] = bool(args.server)  # a restored wrapper (missing-tool cleared) is written the same way
         missing = set(str(f.get("value")) for f in st_mod.faults_for(data, "missing-tool"))
         snapshot = st_mod.deep_copy(data)
     client = client_path() if args.server else None
@@ -352,8 +353,8 @@ def cmd_fault(args, path, res):
         snapshot = st_mod.deep_copy(data)
     for fault in removed:
         if fault["kind"] == "missing-tool" and snapshot.get("install_prefix"):
-            write_wrapper(snapshot["install_prefix"], fault["value"], snapshot.get("python") or default_python(),
-                          client_path(build=False))
+            client = client_path(build=False) if snapshot.get("served_wrappers", True) else None
+            write_wrapper(snapshot["install_prefix"], fault["value"], snapshot.get("python") or default_python(), client)
     if any(f["kind"] == "version" for f in removed):
         render_version_files(snapshot)
     if any(f["kind"] == "shm-full" for f in removed):
