@@ -105,8 +105,37 @@ def plan(module, params, warnings, found, shared=None):
         parts.append(('env_files', lambda: read_env_files(params['env_files'])))
     if params['npu'] and params['ecc_again']:
         # last: the other parts took time since the first ECC read; the NPUs are those of the first table
-        parts.append(('npu_again', lambda: read_npu(module, params, set(['ecc']), 'all', warnings, shared)))
+        parts.append(('npu_again', lambda: read_ecc_again(module, params, warnings, shared, found)))
     return parts
+
+
+def single_bit_errors(ecc):
+    """The current single-bit ECC error count of one NPU's ``ecc`` view, summed over its chips and memories."""
+    return sum(value for chip in (ecc or {}).get('chips') or [] for key, value in chip.items()
+               if key.endswith('_single_bit_error_count') and isinstance(value, int) and not isinstance(value, bool))
+
+
+def ecc_again_devices(found):
+    """The NPUs whose first read shows single-bit ECC errors (sorted ids): the ones read again under scope ``errors``."""
+    entries = (found.get('npu') or {}).get('devices') or {}
+    return sorted(int(dev) for dev, entry in entries.items()
+                  if isinstance(entry, dict) and single_bit_errors(entry.get('ecc')) > 0)
+
+
+def read_ecc_again(module, params, warnings, shared, found):
+    """The npu_again part: the ECC counters once more, of every NPU (scope ``all``) or only of those whose first read
+    showed single-bit errors (scope ``errors``: a healthy NPU costs no second call; errors that begin in the seconds
+    between the two reads are left to the next run)."""
+    if params.get('ecc_again_scope') != 'errors' or 'devices' not in (found.get('npu') or {}):
+        # every NPU, also when the first read failed (nothing to choose from: the second read says what fails now)
+        return read_npu(module, params, set(['ecc']), 'all', warnings, shared)
+    devices = ecc_again_devices(found)
+    if params['devices'] is not None:
+        devices = [dev for dev in devices if dev in params['devices']]
+    if not devices:
+        return {'changed': False, 'count': 0, 'devices': {}, 'errors': [],
+                'msg': 'no NPU showed single-bit ECC errors in the first read, so none was read again'}
+    return read_npu(module, dict(params, devices=devices), set(['ecc']), 'all', warnings, shared)
 
 
 def read_health(module, params, warnings):

@@ -45,12 +45,20 @@ options:
     default: unhealthy
   ecc_again:
     description:
-      - Read the ECC counters of every NPU once more after every other part (RV(npu_again)), so that single-bit
-        errors that grow in between can be told. The NPUs and the summary table are those of the first read (the
+      - Read the ECC counters once more after every other part (RV(npu_again)), so that single-bit errors that grow
+        in between can be told; O(ecc_again_scope) says of which NPUs. The NPUs and the summary table are those of the first read (the
         table is not read again); the NUMA part likewise reuses the topology the npu part read.
       - Needs O(npu).
     type: bool
     default: true
+  ecc_again_scope:
+    description:
+      - The NPUs whose ECC counters O(ecc_again) reads again.
+      - V(errors) reads only those whose first read shows single-bit errors (an NPU without any is not read twice;
+        errors that begin in the seconds between the two reads are left to the next run). V(all) reads every NPU.
+    type: str
+    choices: [errors, all]
+    default: errors
   ports:
     description:
       - Read the NPU ports with C(hccn_tool) (RV(ports)).
@@ -155,7 +163,8 @@ npu:
 npu_again:
   description:
     - The second read of the ECC counters (M(npuops.ascend.npu_info) with C(gather_subset=[ecc])), or its failure.
-      Null when O(ecc_again) or O(npu) is false.
+      Null when O(ecc_again) or O(npu) is false. With O(ecc_again_scope=errors) it holds only the NPUs read again;
+      when none was, C(count) is 0 and C(msg) says why.
   returned: always
   type: dict
 ports:
@@ -201,6 +210,7 @@ def main():
                         default=['board', 'health', 'ecc', 'topo', 'processes']),
         health_view=dict(type='str', choices=['all', 'unhealthy'], default='unhealthy'),
         ecc_again=dict(type='bool', default=True),
+        ecc_again_scope=dict(type='str', choices=['errors', 'all'], default='errors'),
         ports=dict(type='bool', default=True),
         port_queries=dict(type='list', elements='str', choices=ALL_QUERIES, default=['link', 'ip', 'net_health', 'tls', 'pfc']),
         host=dict(type='bool', default=True),

@@ -76,7 +76,9 @@ def test_one_run_reads_every_part_with_one_call_per_query_and_device(run_module,
     assert not res.failed, res
     result = res.result
     assert result['changed'] is False and result['failed_parts'] == []
-    assert result['npu']['count'] == 8 and result['ports']['count'] == 8 and result['npu_again']['count'] == 8
+    assert result['npu']['count'] == 8 and result['ports']['count'] == 8
+    # no NPU shows single-bit ECC errors (the real sample has none): none is read again
+    assert result['npu_again']['count'] == 0 and 'none was read again' in result['npu_again']['msg']
     assert result['numa']['npu']['0']['numa_node'] == 6
     assert result['host_info']['memory']['hugepages_total'] == 64
     calls = [tuple(call) for call in res.calls]
@@ -85,22 +87,64 @@ def test_one_run_reads_every_part_with_one_call_per_query_and_device(run_module,
     assert not [call for call in calls if call[:4] in ((NPU_SMI, 'info', '-t', 'temp'), (NPU_SMI, 'info', '-t', 'power'))]
     for dev in range(8):
         assert calls.count(view('board', dev)) == 1
-        assert calls.count(view('ecc', dev)) == 2      # once with the others, once again at the end
+        assert calls.count(view('ecc', dev)) == 1
         for query in PORT_QUERIES:
             assert calls.count(port(dev, query)) == 1
     # the table and the topology once: the NUMA part and the second ECC read reuse the npu part's readings
     assert calls.count((NPU_SMI, 'info')) == 1
     assert calls.count((NPU_SMI, 'info', '-t', 'topo')) == 1
-    assert len(calls) == 1 + 1 + 8 * 2 + 8 * 5 + 2 + 1 + 8   # 69: table, topo, board+ecc, ports, numactl+lscpu, lspci, ecc again
+    assert len(calls) == 1 + 1 + 8 * 2 + 8 * 5 + 2 + 1   # 61: table, topo, board+ecc, ports, numactl+lscpu, lspci
     assert result['numa']['errors'] == []
-    # the second ECC read comes after every other part
-    last_port = max(i for i, call in enumerate(calls) if call[0] == HCCN)
-    assert [i for i, call in enumerate(calls) if call == view('ecc', 0)][1] > last_port
     dev0 = result['npu']['devices']['0']
     assert dev0['info']['health'] == 'OK' and 'health' not in dev0 and 'temp' not in dev0
     assert result['ports']['devices']['0']['link'] == 'UP'
     assert result['ports']['devices']['0']['pfc_priorities'] == [4]
     assert res.warnings == []
+
+
+def ecc_with_single_bit_errors(count):
+    """The real HBM-only ECC sample with its current single-bit count set to ``count`` (the field as printed)."""
+    line = 'HBM Single Bit Error Count               : 0'
+    assert line in ECC
+    return ECC.replace(line, line[:-1] + str(count))
+
+
+def test_ecc_again_reads_only_the_npus_with_single_bit_errors_and_sees_them_grow(run_module, host):
+    cmds = commands()
+    cmds[view('ecc', 5)] = [(0, ecc_with_single_bit_errors(3), ''), (0, ecc_with_single_bit_errors(7), '')]
+    res = run(run_module, {}, cmds)
+    assert not res.failed, res
+    calls = [tuple(call) for call in res.calls]
+    assert [dev for dev in range(8) if calls.count(view('ecc', dev)) == 2] == [5]
+    assert [dev for dev in range(8) if calls.count(view('ecc', dev)) == 1] == [0, 1, 2, 3, 4, 6, 7]
+    # the second read comes after every other part, and the table is not read again
+    last_port = max(i for i, call in enumerate(calls) if call[0] == HCCN)
+    assert [i for i, call in enumerate(calls) if call == view('ecc', 5)][1] > last_port
+    assert calls.count((NPU_SMI, 'info')) == 1
+    again = res.result['npu_again']
+    assert again['count'] == 1 and list(again['devices']) == ['5']
+    found = health_findings({'host': 'node07', 'npu': res.result['npu'], 'npu_again': again}, {'npus_per_node': 8})
+    assert [(f['check'], f['device'], f['msg']) for f in found] == [
+        ('ecc_single_bit_growing', 5, 'node07 NPU 5: single-bit ECC errors grew from 3 to 7 between two reads')]
+
+
+def test_ecc_again_scope_all_reads_every_npu_again(run_module, host):
+    res = run(run_module, {'ecc_again_scope': 'all', 'ports': False, 'host': False})
+    assert not res.failed, res
+    calls = [tuple(call) for call in res.calls]
+    assert [calls.count(view('ecc', dev)) for dev in range(8)] == [2] * 8
+    assert res.result['npu_again']['count'] == 8 and calls.count((NPU_SMI, 'info')) == 1
+
+
+def test_ecc_again_keeps_to_the_requested_devices(run_module, host):
+    cmds = commands()
+    for dev in (2, 6):
+        cmds[view('ecc', dev)] = (0, ecc_with_single_bit_errors(1), '')
+    res = run(run_module, {'devices': [0, 1, 2, 3], 'ports': False, 'host': False}, cmds)
+    assert not res.failed, res
+    calls = [tuple(call) for call in res.calls]
+    assert calls.count(view('ecc', 2)) == 2 and view('ecc', 6) not in calls
+    assert list(res.result['npu_again']['devices']) == ['2']
 
 
 def test_the_numa_part_reads_the_topology_itself_when_the_npu_part_did_not(run_module, host):
@@ -149,7 +193,7 @@ def test_a_part_that_fails_is_data_and_the_other_parts_are_read(run_module, host
     assert ports['failed'] is True and 'devices' not in ports
     assert ports['msg'].startswith('NPU 2 on node-07: %s -i 2 -link -g failed (rc=12): permission denied' % HCCN)
     assert ports['rc'] == 12 and ports['cmd'] == '%s -i 2 -link -g' % HCCN
-    assert result['npu']['count'] == 8 and result['numa']['npu']['7']['numa_node'] == 2 and result['npu_again']['count'] == 8
+    assert result['npu']['count'] == 8 and result['numa']['npu']['7']['numa_node'] == 2 and result['npu_again']['count'] == 0
     # the health check turns it into one finding for the node, with the tool's words
     found = health_findings({'host': 'node07', 'ports': ports, 'npu': result['npu'], 'npu_again': result['npu_again']},
                             {'npus_per_node': 8})
