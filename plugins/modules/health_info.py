@@ -46,8 +46,8 @@ options:
   ecc_again:
     description:
       - Read the ECC counters once more after every other part (RV(npu_again)), so that single-bit errors that grow
-        in between can be told; O(ecc_again_scope) says of which NPUs. The NPUs and the summary table are those of the first read (the
-        table is not read again); the NUMA part likewise reuses the topology the npu part read.
+        in between can be told; O(ecc_again_scope) says of which NPUs. The NPUs and the summary table are those of
+        the first read (the table is not read again); the NUMA part likewise reuses the topology the npu part read.
       - Needs O(npu).
     type: bool
     default: true
