@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
@@ -124,11 +125,19 @@ def test_busy_answer_is_retried_once(run_module, monkeypatch):
 
 
 def test_all_device_queries_run_concurrently(run_module):
-    res = run_module(hccn_info, {'queries': ['link']}, commands(queries=['link']), delay=0.2)
+    # every link call waits until all 8 are running at once: calls made one after the other (or fewer at a time)
+    # break the barrier and fail the run. A barrier, not a timing, so a loaded machine cannot fail the test.
+    barrier = threading.Barrier(8, timeout=10)
+
+    def delay(argv):
+        if '-link' in argv:
+            barrier.wait()
+        return 0
+
+    res = run_module(hccn_info, {'queries': ['link']}, commands(queries=['link']), delay=delay)
     assert not res.failed, res
-    # 1 discovery call + 8 link calls of 0.2 s: 1.8 s one after the other, about 0.4 s in parallel
     assert res.max_in_flight == 8
-    assert res.elapsed < 1.0
+    assert not barrier.broken
 
 
 def test_workers_bound_concurrency(run_module):
