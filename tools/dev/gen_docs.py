@@ -1,6 +1,6 @@
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Write the module, filter and role reference of the collection under docs/reference/ from ansible-doc.
+"""Write the module, filter, callback and role reference of the collection under docs/reference/ from ansible-doc.
 
     .venv/bin/python tools/dev/gen_docs.py [--check] [--dest docs/reference]
 
@@ -137,10 +137,12 @@ def role_page(docs):
 def pages(env):
     modules = ansible_doc(env, 'module', listed(env, 'module'))
     filters = ansible_doc(env, 'filter', listed(env, 'filter'))
+    callbacks = ansible_doc(env, 'callback', listed(env, 'callback'))
     roles = ansible_doc(env, 'role', listed(env, 'role'))
     return {
         'modules.md': plugin_page('module', 'Modules', modules),
         'filters.md': plugin_page('filter', 'Filters', filters),
+        'callbacks.md': plugin_page('callback', 'Callback plugins', callbacks),
         'roles.md': role_page(roles),
     }
 
