@@ -168,6 +168,49 @@ def test_inventory_matches_node_states(pod):
     assert os.path.isfile(os.path.join(os.path.dirname(pod.inventory), "ssh_config"))
 
 
+def test_inventory_elsewhere_carries_the_intent(pod):
+    """An inventory outside inventories/sim/ gets the simulated PoD's intent beside it, so the playbooks accept it."""
+    intent = os.path.join(os.path.dirname(pod.inventory), "group_vars", "ascend_pod", "main.yml")
+    with open(intent) as fh:
+        text = fh.read()
+    assert text.split("\n")[1] == pod_inventory.MARKER
+    assert pod.record()["inventory_intent"] == intent
+    ansible_inventory = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+    if not os.access(ansible_inventory, os.X_OK):
+        pytest.skip("ansible-inventory is not beside this interpreter")
+    proc = subprocess.run([ansible_inventory, "-i", pod.inventory, "--host", "node01"], capture_output=True, text=True,
+                          timeout=120, check=True)
+    hostvars = json.loads(proc.stdout)
+    assert hostvars["npuops_parameter_plane"] == "10.20.0.0/16"
+    assert hostvars["npuops_lossless_priority"] == 4 and hostvars["npuops_mtu"] == 9000
+    assert hostvars["npuops_npu_ports"][0]["device"] == 0
+
+
+def test_intent_copy_keeps_the_users_own_group_vars(tmp_path):
+    """Group variables of the user's beside the inventory are theirs: no copy is written, an earlier copy goes."""
+    inventory = str(tmp_path / "hosts.yml")
+    record = {"inventory": inventory}
+    target = pod_inventory.write_intent(record)
+    assert target == str(tmp_path / "group_vars" / "ascend_pod" / "main.yml") and os.path.isfile(target)
+    assert pod_inventory.write_intent(record) == target  # a second up rewrites nothing and keeps it
+    with open(tmp_path / "group_vars" / "ascend_pod.yml", "w") as fh:
+        fh.write("npuops_mtu: 9000\n")
+    assert pod_inventory.write_intent(record) is None
+    assert not os.path.exists(target) and not os.path.exists(os.path.dirname(target))
+    assert os.path.isfile(tmp_path / "group_vars" / "ascend_pod.yml")
+    mine = tmp_path / "other" / "group_vars" / "ascend_pod"
+    mine.mkdir(parents=True)
+    (mine / "main.yml").write_text("npuops_mtu: 9000\n")
+    with pytest.raises(pod_model.PodError):
+        pod_inventory.write_generated(str(mine / "main.yml"), "x", marker_line=1)
+    assert pod_inventory.write_intent({"inventory": str(tmp_path / "other" / "hosts.yml")}) is None
+    assert (mine / "main.yml").read_text() == "npuops_mtu: 9000\n"
+
+
+def test_default_inventory_uses_the_committed_intent():
+    assert pod_inventory.intent_path(pod_inventory.os.path.join(REPO, "inventories", "sim", "hosts.yml")) is None
+
+
 def test_each_node_has_its_own_hostname_and_state(pod):
     states = {}
     for name in NAMES:
@@ -264,6 +307,7 @@ def test_down_leaves_nothing(pod):
     assert not os.path.exists(pod.base)
     assert not os.path.exists(pod.inventory)
     assert not os.path.exists(os.path.join(os.path.dirname(pod.inventory), "ssh_config"))
+    assert not os.path.exists(os.path.join(os.path.dirname(pod.inventory), "group_vars"))
     for index in range(1, len(NAMES) + 1):
         assert not _port_busy("%s.%d" % (PREFIX, index))
     for entry in os.listdir("/proc"):

@@ -8,9 +8,9 @@ import shutil
 import sys
 import time
 
-from .common import DEFAULT_PRODUCT, DIR_MOUNTS, MAX_NODES, PodError, PodUsageError, log
+from .common import DEFAULT_PRODUCT, DIR_MOUNTS, MAX_NODES, REPO, SIM_GROUP_VARS, PodError, PodUsageError, log
 from .host import check_host
-from .inventory import remove_generated, write_outputs
+from .inventory import intent_path, remove_generated, remove_intent, user_intent, write_outputs
 from .node import apply_settings, close_mux, ensure_nodes, kill_nodes, make_keys, remove_nodes, tcp_accepts
 from .pod import DEFAULT_PREFIX, Pod, node_index, node_names
 from .procs import host_namespaces, node_pid_ok
@@ -50,6 +50,7 @@ def _up(args, pod):
             record.get("product", DEFAULT_PRODUCT), pod.base))
     record["product"] = product
     old_outputs = (record.get("inventory"), record.get("inventory_ssh_config"))
+    old_intent = record.get("inventory_intent")
     record["inventory"] = inventory
     record["inventory_ssh_config"] = os.path.abspath(args.ssh_config) if args.ssh_config else os.path.join(os.path.dirname(inventory), "ssh_config")
     settings = {"latency_ms": args.latency_ms, "flap_seconds": args.flap_seconds}
@@ -76,9 +77,18 @@ def _up(args, pod):
     for old in old_outputs:
         if old and old not in (record["inventory"], record["inventory_ssh_config"]):
             remove_generated(old)
+    intent = intent_path(record["inventory"])
+    kept = user_intent(intent) if intent else []
+    if old_intent and old_intent != intent:
+        remove_intent(old_intent)
     outputs_missing = not all(os.path.exists(p) for p in (pod.ssh_config, record["inventory"], record["inventory_ssh_config"]))
+    outputs_missing = outputs_missing or bool(intent and not kept and not os.path.exists(intent))
     if started or extra or changed or outputs_missing or old_outputs != (record["inventory"], record["inventory_ssh_config"]):
         write_outputs(pod, record)
+        pod.save(record)
+        if kept:
+            log("intent: keeping the group variables beside the inventory (%s); the simulated PoD's own are in %s" % (
+                ", ".join(kept), os.path.relpath(SIM_GROUP_VARS, REPO)))
     elapsed = time.monotonic() - t0
     if not started and not extra and not changed:
         log("already up: %d nodes at %s (inventory %s)" % (len(wanted), pod.base, record["inventory"]))
@@ -131,6 +141,7 @@ def _down(pod):
     shutil.rmtree(pod.nodes_dir, ignore_errors=True)
     for path in (record.get("inventory"), record.get("inventory_ssh_config"), pod.ssh_config):
         remove_generated(path)
+    remove_intent(record.get("inventory_intent"))
     for path in (pod.keys_dir, pod.mux_dir):
         shutil.rmtree(path, ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):

@@ -7,6 +7,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 SIM_DIR = os.path.join(REPO, "tools")
 DEFAULT_BASE = "/tmp/npuops-pod"
 DEFAULT_INVENTORY = os.path.join(REPO, "inventories", "sim", "hosts.yml")
+# The PoD-wide intent of the simulated PoD (parameter plane, lossless priority, MTU, the stage 1
+# command...): committed beside the default inventory, copied beside any other one.
+SIM_GROUP_VARS = os.path.join(REPO, "inventories", "sim", "group_vars", "ascend_pod", "main.yml")
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22
 MAX_NODES = 254
