@@ -22,11 +22,17 @@ SCOPE_TEXT = {
 }
 
 
-def _cards(devices, without):
-    """'card 3', 'cards 0, 1', with the lines no card was named for."""
+# a finding about the reading itself, not an error of the logs
+NOT_ALL_READ = 'not_all_read'
+
+
+def _cards(devices, without, ranks=()):
+    """'card 3', 'cards 0, 1 (ranks 8, 9)', with the lines no card was named for."""
     if not devices:
         return 'no card named in the logs'
     text = '%s %s' % ('card' if len(devices) == 1 else 'cards', ', '.join(str(dev) for dev in devices))
+    if ranks:
+        text += ' (%s %s)' % ('rank' if len(ranks) == 1 else 'ranks', ', '.join(str(rank) for rank in ranks))
     if without:
         text += ' (+%d line(s) naming no card)' % without
     return text
@@ -63,12 +69,15 @@ def diagnose_summary(results, group='ascend_pod'):
         raise AnsibleFilterError('diagnose_summary expects {host: ascend_diagnose result}, got %s' % type(results).__name__)
     nodes = sorted(results)
     unread = [host for host in nodes if not isinstance(results[host], Mapping) or 'findings' not in results[host]]
-    seen, info = {}, {}
+    seen, info, incomplete = {}, {}, []
     for host in nodes:
         if host in unread:
             continue
         for found in results[host].get('findings') or []:
             if not isinstance(found, Mapping) or not found.get('code'):
+                continue
+            if found['code'] == NOT_ALL_READ:
+                incomplete.append({'node': host, 'msg': found.get('msg') or 'not every log file was read'})
                 continue
             devices = sorted(dev for dev in found.get('devices') or [] if isinstance(dev, int))
             without = found.get('lines_without_device')
@@ -78,6 +87,7 @@ def diagnose_summary(results, group='ascend_pod'):
             seen.setdefault(found['code'], []).append({
                 'node': host, 'count': found.get('count'), 'first_seen': found.get('first_seen'),
                 'last_seen': found.get('last_seen'), 'files': found.get('files') or [], 'devices': devices,
+                'ranks': sorted(rank for rank in found.get('ranks') or [] if isinstance(rank, int)),
                 'lines_without_device': without})
             info.setdefault(found['code'], found)
     read = len(nodes) - len(unread)
@@ -91,18 +101,23 @@ def diagnose_summary(results, group='ascend_pod'):
     lines = ['PoD %s: %d node(s), %d known error code(s) found' % (group, len(nodes), len(codes))]
     if unread:
         lines.append('logs not read on: %s' % ', '.join(unread))
+    for item in incomplete:
+        lines.append('not every log file was read on %s: %s' % (item['node'], item['msg']))
     for entry in codes:
         lines.append(_headline(entry, read))
         for item in entry['per_node']:
             lines.append('  node %s: %s line(s), %s, first %s, last %s' % (
-                item['node'], item['count'], _cards(item['devices'], item['lines_without_device']), item['first_seen'],
-                item['last_seen']))
+                item['node'], item['count'], _cards(item['devices'], item['lines_without_device'], item['ranks']),
+                item['first_seen'], item['last_seen']))
         lines.append('  cause: %s' % entry['cause'])
         lines.append('  fix: %s' % entry['fix'])
         lines.append('  source: %s' % entry['source'])
-    if not codes:
+    if not codes and incomplete:
+        lines.append('no known error code in the files that were read; the logs of %s were not read in full, so an error '
+                     'may be in what was left out' % ', '.join(item['node'] for item in incomplete))
+    elif not codes:
         lines.append('no known error code in the logs of any node')
-    return {'codes': codes, 'unread': unread, 'lines': lines}
+    return {'codes': codes, 'unread': unread, 'incomplete': incomplete, 'lines': lines}
 
 
 class FilterModule:

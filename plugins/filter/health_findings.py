@@ -99,6 +99,45 @@ def _shared_bus_ids(npu):
     return repeats
 
 
+def _npu_buses(npu):
+    """[(label, bus id)] of every summary-table row of the npu read: 'NPU 6', or 'NPU 0 chip 1' for an NPU of several."""
+    found = []
+    for dev, entry in sorted(_devices(npu).items()):
+        rows = _rows(entry)
+        buses = [str(row.get('bus_id') or '').lower() for row in rows]
+        if len(set(buses)) == 1:
+            # one NPU, or the chips of one card on one PCIe function (Atlas 300I Duo)
+            found.append(('NPU %s' % dev, buses[0]))
+            continue
+        found.extend(('NPU %s chip %s' % (dev, row.get('chip')), bus) for row, bus in zip(rows, buses))
+    return found
+
+
+def _missing_on_pcie(host_info, limits):
+    """': NPU 6 (bus 0000:41:00.0) is missing' - the NPUs npu-smi lists whose bus id lspci does not show, or the NPU
+    ids npu-smi does not list either; '' when the npu read is not there to tell."""
+    buses = limits.get('npu_buses')
+    if buses is None:
+        return ''
+    on_pcie = set(str(address).lower() for address in host_info.get('devices') or {})
+    missing, seen = [], set()
+    for label, bus in buses:
+        if bus and bus not in on_pcie and bus not in seen:
+            seen.add(bus)
+            missing.append('%s (bus %s)' % (label, bus))
+    # NPU ids npu-smi does not list, where one row is one NPU numbered from 0 (an A2): those are gone from both
+    listed = set(int(label.split()[1]) for label, _bus in buses)
+    absent = []
+    if listed and all(len(label.split()) == 2 for label, _bus in buses) and max(listed) < limits['npus_per_node']:
+        absent = [str(dev) for dev in range(limits['npus_per_node']) if dev not in listed]
+    parts = []
+    if missing:
+        parts.append('%s %s missing' % (', '.join(missing), 'is' if len(missing) == 1 else 'are'))
+    if absent:
+        parts.append('NPU %s %s missing from npu-smi info as well' % (', '.join(absent), 'is' if len(absent) == 1 else 'are'))
+    return (': ' + '; '.join(parts)) if parts else ''
+
+
 def _temperature(device):
     temps = []
     for info in _rows(device):
@@ -220,7 +259,8 @@ def _host_findings(host, numa, host_info, limits):
         expected = limits['npus_per_node'] - limits.get('shared_bus_ids', 0)
         if host_info.get('count') != expected:
             out.append(finding(host, None, 'pcie', host_info.get('count'), expected,
-                               '%s NPUs visible on PCIe (lspci), expected %d' % (host_info.get('count'), expected)))
+                               '%s NPUs visible on PCIe (lspci), expected %d%s' % (
+                                   host_info.get('count'), expected, _missing_on_pcie(host_info, limits))))
         for error in host_info.get('errors') or []:
             out.append(finding(host, None, error.get('what'), None, None, _own_words(host, None, error.get('msg')), WARN))
     return out
@@ -247,6 +287,7 @@ def health_findings(data, limits=None):
     if data.get('npu') is not None and _failed(data.get('npu')) is None:
         # two chips of one card (Atlas 300I Duo) share one PCIe function: lspci shows one device for both
         merged['shared_bus_ids'] = _shared_bus_ids(data.get('npu'))
+        merged['npu_buses'] = _npu_buses(data.get('npu'))
     out.extend(_host_findings(host, data.get('numa') if _failed(data.get('numa')) is None else None,
                               data.get('host_info'), merged))
     return out

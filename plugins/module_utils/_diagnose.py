@@ -13,6 +13,18 @@ LINK_ERROR_INFO block HCCL prints with EI0006, ``|  comm error, device[1]``; the
 ``device(chipId:3, dieId:0)``), else the one device a file names (a plog file is written by one process, and a
 training or serving process drives one NPU), else the directory of device-side logs (``debug/device-3/``, doc
 logreference_0002). A line of a file that names several devices, or none, counts as ``lines_without_device``.
+
+torch_npu prints a header before the CANN error message it raises, ``[ERROR] 2025-04-08-18:07:20 (PID:1292363,
+Device:1, RankID:1) ERR01100 OPS call acl api failed.``: the code lines that follow it (up to a blank line, a Python
+``Traceback``, the next such header or :data:`HEADER_SPAN` lines, and only lines of the same process when they print
+a ``[PID: n]``) are tied to that device and rank. ``Device`` is the device id the process used (its logical id: with
+``ASCEND_RT_VISIBLE_DEVICES`` or inside a container it can differ from the NPU id of ``npu-smi``).
+
+Which files: regular files only (a FIFO, socket or device node is never opened, it is listed in ``skipped``), opened
+with ``O_NONBLOCK`` as a second guard; the CANN logs first (``plog-*``/``device-*`` files and the ``plog``, ``device-<id>``
+directories of doc logreference_0002/0004), then the other ``*.log``/``*.txt``/``*.out``/``*.err`` files, then the rest,
+newest first within each; at most ``max_files`` of them. What was left out (files over the budget, files read only in
+part) is a finding of code ``not_all_read`` that says how much was read and what to do.
 Python 3.9 compatible: this file runs on the managed nodes.
 """
 
@@ -20,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 # The standard log directories of a process on an Ascend host, before ~ and $VAR expansion: host-side logs in plog/,
 # device-side logs (HCCP, AI CPU) in device-<id>/ under each (doc logreference_0002).
@@ -113,6 +126,15 @@ KNOWLEDGE = (
     },
 )
 
+NOT_ALL_READ = {
+    'code': 'not_all_read',
+    'cause': 'Not every log file was read: more files than max_files were found under the paths, or a file was larger '
+             'than max_bytes_per_file. An error in what was left out is not in the findings.',
+    'fix': 'Raise max_files (or max_bytes_per_file), or narrow paths to the logs of the job (its plog and device-<id> '
+           'directories, or since=), and run again.',
+    'source': 'ascend_diagnose',
+}
+
 UNREADABLE = {
     'code': 'unreadable',
     'cause': 'A log file or directory could not be read by the user the module runs as.',
@@ -125,6 +147,18 @@ UNREADABLE = {
 TIME_RE = re.compile(r'(\d{4}-\d{2}-\d{2})[- ](\d{2}:\d{2}:\d{2})(?:\.(\d{3})(?:\.(\d{3}))?)?')
 SINCE_RE = re.compile(r'^\s*(\d{4}-\d{2}-\d{2})(?:[-T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,6}))?)?\s*$')
 SERIES_RE = re.compile(r'\bE([0-9A-Z])9999\b')
+# torch_npu's header before the CANN message it raises: "[ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1)"
+TORCH_HEADER_RE = re.compile(r'\(PID:\s*(\d+),\s*Device:\s*(-?\d+),\s*RankID:\s*(-?\d+)\)')
+# the process id a CANN message line prints: "EI0006: [PID: 1292363] ...", "EZ9999[PID: 3473945] ..."
+LINE_PID_RE = re.compile(r'\[PID:\s*(\d+)\]')
+# how many lines after a torch_npu header its device and rank reach at most
+HEADER_SPAN = 20
+PY_TRACEBACK = 'Traceback (most recent call last)'
+# CANN log files by name: host-side plog-<pid>_<time>.log, device-side device-<pid>_<time>.log (doc logreference_0002,
+# MindCluster fault diagnosis "CANN App Logs"), device-app-<pid>_*, device-os_*, event_* (doc logreference_0004)
+CANN_LOG_NAME_RE = re.compile(r'^(plog|device|device-app|device-os|event)[-_].*\.log$')
+CANN_LOG_DIR_RE = re.compile(r'^(plog|device-\d+|device-app-\d+|device-os|event)$')
+JOB_LOG_EXTENSIONS = ('.log', '.txt', '.out', '.err')
 # A line that names the device it is about (see the module docstring).
 LINE_DEVICE_RE = re.compile(r'comm error, device\[(\d+)\]|\bdevice\(chipId:(\d+)')
 DEVICE_DIR_RE = re.compile(r'^device-(\d+)$')
@@ -136,6 +170,53 @@ def line_device(line):
     if not match:
         return None
     return int(match.group(1) if match.group(1) is not None else match.group(2))
+
+
+def torch_header(line):
+    """(pid, device or None, rank or None) of a torch_npu error header line, or None."""
+    match = TORCH_HEADER_RE.search(line)
+    if not match:
+        return None
+    pid, device, rank = (int(group) for group in match.groups())
+    return pid, (device if device >= 0 else None), (rank if rank >= 0 else None)
+
+
+def line_pid(line):
+    """The process id a CANN message line prints (``[PID: n]``), or None."""
+    match = LINE_PID_RE.search(line)
+    return int(match.group(1)) if match else None
+
+
+def log_class(path):
+    """0 for a CANN log (by its name or directory), 1 for another log-like file, 2 for anything else."""
+    name = os.path.basename(path)
+    if CANN_LOG_NAME_RE.match(name) or CANN_LOG_DIR_RE.match(os.path.basename(os.path.dirname(path))):
+        return 0
+    return 1 if name.lower().endswith(JOB_LOG_EXTENSIONS) else 2
+
+
+def file_kind(mode):
+    """What a non-regular file is, in words."""
+    for test, word in ((stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'), (stat.S_ISCHR, 'a character device'),
+                       (stat.S_ISBLK, 'a block device'), (stat.S_ISDIR, 'a directory')):
+        if test(mode):
+            return word
+    return 'not a regular file'
+
+
+def open_log(path):
+    """Open a log file for reading without blocking on a FIFO; OSError (or ValueError naming what it is) when the
+    path is no regular file."""
+    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError('%s is %s, not a log file; not read' % (path, file_kind(mode)))
+        return os.fdopen(fd, 'rb')
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def directory_device(path):
@@ -188,14 +269,19 @@ class LogScanner:
         self.rows = [(row, re.compile(row['signature'])) for row in knowledge]
         self.found = {}
         self.files_read = []
+        self.files_found = 0
+        self.left_out = 0
         self.unreadable = []
         self.missing = []
+        self.skipped = []
         self.truncated = []
         self.warnings = []
+        self._mtimes = {}
 
     # --- which files -------------------------------------------------------------------------------------------
     def collect(self, paths):
-        """The files under ``paths`` (files as given, directories recursively), newest first, at most max_files."""
+        """The regular files under ``paths`` (files as given, directories recursively), at most max_files of them:
+        the CANN logs first, then other log files, then the rest (:func:`log_class`), the newest first in each."""
         files = []
         seen = set()
         for given in paths:
@@ -204,19 +290,39 @@ class LogScanner:
                 self.missing.append(path)
                 continue
             if os.path.isdir(path):
-                for found in self._walk(path):
-                    if found not in seen:
-                        seen.add(found)
-                        files.append(found)
-            elif path not in seen:
-                seen.add(path)
-                files.append(path)
-        files.sort(key=self._mtime, reverse=True)
+                found = self._walk(path)
+            else:
+                found = [path] if self._regular(path, given=True) else []
+            for name in found:
+                if name not in seen:
+                    seen.add(name)
+                    files.append(name)
+        files.sort(key=lambda name: (log_class(name), -self._mtimes.get(name, 0.0), name))
+        self.files_found = len(files)
         if len(files) > self.max_files:
-            self.warnings.append('ascend_diagnose: %d log files found, only the %d newest were read (max_files)' % (
-                len(files), self.max_files))
+            self.left_out = len(files) - self.max_files
+            self.warnings.append('ascend_diagnose: %d log files found, only %d were read (the CANN logs first, then the '
+                                 'newest): raise max_files or narrow paths' % (len(files), self.max_files))
             files = files[:self.max_files]
         return files
+
+    def _regular(self, path, given):
+        """True for a regular file (a link to one included); anything else is listed in ``skipped``, never opened."""
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            self._skip(path, '%s: %s; not read' % (path, getattr(exc, 'strerror', None) or exc), given)
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            self._skip(path, '%s is %s, not a log file; not read' % (path, file_kind(info.st_mode)), given)
+            return False
+        self._mtimes[path] = info.st_mtime
+        return True
+
+    def _skip(self, path, message, given):
+        self.skipped.append({'path': path, 'msg': message})
+        if given:
+            self.warnings.append('ascend_diagnose: %s' % message)
 
     def _walk(self, top):
         found = []
@@ -228,16 +334,9 @@ class LogScanner:
             dirs.sort()
             for name in sorted(names):
                 path = os.path.join(root, name)
-                if os.path.isfile(path):
+                if self._regular(path, given=False):
                     found.append(path)
         return found
-
-    @staticmethod
-    def _mtime(path):
-        try:
-            return os.stat(path).st_mtime
-        except OSError:
-            return 0.0
 
     # --- reading -----------------------------------------------------------------------------------------------
     def scan(self, paths):
@@ -247,7 +346,10 @@ class LogScanner:
 
     def scan_file(self, path):
         try:
-            handle = open(path, 'rb')
+            handle = open_log(path)
+        except ValueError as exc:
+            self._skip(path, str(exc), True)
+            return
         except OSError as exc:
             self._unreadable(path, exc)
             return
@@ -256,6 +358,7 @@ class LogScanner:
         last_time = None
         hits = []
         named = set()
+        header = None   # the torch_npu header in reach: {'pid', 'device', 'rank', 'left'}
         try:
             with handle:
                 while read < budget:
@@ -267,6 +370,10 @@ class LogScanner:
                     device = line_device(line)
                     if device is not None:
                         named.add(device)
+                    header = self._header(line, header, named)
+                    rank = None
+                    if device is None and header is not None and header['device'] is not None and line_pid(line) in (None, header['pid']):
+                        device, rank = header['device'], header['rank']
                     when = line_time(line)
                     if when is not None:
                         last_time = when
@@ -274,7 +381,7 @@ class LogScanner:
                         when = last_time
                     if self.since and when is not None and when < self.since:
                         continue
-                    hits.extend((entry, device) for entry in self._match(line, when, path))
+                    hits.extend((entry, device, rank) for entry in self._match(line, when, path))
                 more = bool(handle.read(1))
         except OSError as exc:
             self._attribute(path, hits, named)
@@ -286,6 +393,20 @@ class LogScanner:
             self.truncated.append(path)
             self.warnings.append('ascend_diagnose: %s is larger than max_bytes_per_file (%d bytes); only its first %d '
                                  'bytes were read' % (path, self.max_bytes, read))
+
+    @staticmethod
+    def _header(line, header, named):
+        """The torch_npu header whose device the line after it belongs to (see the module docstring)."""
+        found = torch_header(line)
+        if found is not None:
+            pid, device, rank = found
+            if device is not None:
+                named.add(device)
+            return {'pid': pid, 'device': device, 'rank': rank, 'left': HEADER_SPAN}
+        if header is None or not line.strip() or PY_TRACEBACK in line or header['left'] <= 0:
+            return None
+        header['left'] -= 1
+        return header
 
     def _match(self, line, when, path):
         matched = []
@@ -301,17 +422,21 @@ class LogScanner:
 
     @staticmethod
     def _attribute(path, hits, named):
-        """Give each counted line of a file its device: its own, else the file's single one, else the directory's."""
+        """Give each counted line of a file its device: its own (or its torch_npu header's), else the file's single
+        one, else the directory's."""
         of_file = directory_device(path)
         if of_file is None and len(named) == 1:
             of_file = next(iter(named))
-        for entry, device in hits:
+        for entry, device, rank in hits:
             device = of_file if device is None else device
             if device is None:
                 entry['lines_without_device'] += 1
             elif device not in entry['devices']:
                 entry['devices'].append(device)
                 entry['devices'].sort()
+            if rank is not None and rank not in entry['ranks']:
+                entry['ranks'].append(rank)
+                entry['ranks'].sort()
 
     def _count(self, row, when, path):
         code = row['code']
@@ -320,7 +445,7 @@ class LogScanner:
             entry = self.found[code] = {
                 'code': code, 'count': 0, 'first_seen': None, 'last_seen': None, 'files': [],
                 'cause': row['cause'], 'fix': row['fix'], 'source': row['source'],
-                'devices': [], 'lines_without_device': 0,
+                'devices': [], 'ranks': [], 'lines_without_device': 0,
             }
             if code == 'E?9999':
                 entry['codes'] = []
@@ -341,17 +466,38 @@ class LogScanner:
         entry.setdefault('msgs', []).append(message)
 
     # --- result ------------------------------------------------------------------------------------------------
+    def not_all_read(self):
+        """The finding that says what was not read (files over max_files, files cut at max_bytes_per_file), or None."""
+        if not self.left_out and not self.truncated:
+            return None
+        parts = []
+        if self.left_out:
+            parts.append('read %d of %d files (the CANN logs first, then the newest): raise max_files or narrow paths'
+                         % (self.files_found - self.left_out, self.files_found))
+        if self.truncated:
+            parts.append('%d file(s) read only up to max_bytes_per_file (%d bytes): raise max_bytes_per_file or use since'
+                         % (len(self.truncated), self.max_bytes))
+        entry = {'code': NOT_ALL_READ['code'], 'count': self.left_out + len(self.truncated), 'first_seen': None,
+                 'last_seen': None, 'files': list(self.truncated), 'devices': [], 'ranks': [], 'lines_without_device': 0,
+                 'files_found': self.files_found, 'files_left_out': self.left_out, 'msg': '; '.join(parts)}
+        entry.update((key, NOT_ALL_READ[key]) for key in ('cause', 'fix', 'source'))
+        return entry
+
     def findings(self):
-        """The findings, most frequent first (then by code)."""
-        return sorted(self.found.values(), key=lambda entry: (-entry['count'], entry['code']))
+        """The findings, most frequent first (then by code); ``not_all_read`` last."""
+        found = sorted(self.found.values(), key=lambda entry: (-entry['count'], entry['code']))
+        partial = self.not_all_read()
+        return found + ([partial] if partial else [])
 
     def result(self):
         return {
             'changed': False,
             'findings': self.findings(),
+            'files_found': self.files_found,
             'files_read': list(self.files_read),
             'unreadable': list(self.unreadable),
             'missing': list(self.missing),
+            'skipped': list(self.skipped),
             'truncated': list(self.truncated),
         }
 

@@ -23,6 +23,19 @@ description:
     written by one process, which drives one NPU), else the C(device-<id>) directory of device-side logs. Lines that
     cannot be tied to one device are counted in C(lines_without_device). This is what tells a fault of one card from a
     fault of the node or of the PoD (see the C(npuops.ascend.diagnose_summary) filter).
+  - In the output of a job, torch_npu prints a header before the CANN message it raises, such as
+    C([ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.). The code lines
+    that follow it (up to a blank line, a Python traceback, the next header or 20 lines, and only lines of the same
+    process when they print a process id) are tied to that device and rank (C(devices), C(ranks) of RV(findings)).
+    That device is the id the process used, its logical id; with C(ASCEND_RT_VISIBLE_DEVICES) or in a container it can
+    differ from the NPU id C(npu-smi) shows.
+  - Reads regular files only. A FIFO, socket, device node or broken link is never opened (a file is also opened
+    without blocking and checked again); it is listed in RV(skipped), with a warning when it was given in O(paths).
+  - The CANN logs are read first (C(plog-*), C(device-*) files and the C(plog), C(device-<id>) directories), then the
+    other C(*.log), C(*.txt), C(*.out), C(*.err) files, then the rest, the newest first within each, at most
+    O(max_files) files. When not every file was read in full (more files than O(max_files), or a file larger than
+    O(max_bytes_per_file)), a finding of code C(not_all_read) says how many were read and what to do, so that no
+    finding never means the logs were searched when they were not.
   - A file or directory that cannot be read is a finding of code C(unreadable), never a failure.
   - Only reads; never reports a change.
 options:
@@ -37,12 +50,15 @@ options:
     elements: str
   max_files:
     description:
-      - Read at most this many files, the newest (by modification time) first; a warning says when files were left out.
+      - Read at most this many files, the CANN logs first, then other log files, then the rest, the newest (by
+        modification time) first within each. When files were left out, a warning and a finding of code
+        C(not_all_read) say so.
     type: int
     default: 200
   max_bytes_per_file:
     description:
-      - Read at most this many bytes of each file (from its start); a warning names each file read only in part.
+      - Read at most this many bytes of each file (from its start); a warning names each file read only in part, and
+        the finding C(not_all_read) counts them.
     type: int
     default: 67108864
   since:
@@ -92,7 +108,10 @@ findings:
     - One entry per code found, the most frequent first. C(count) counts log lines; C(first_seen) and C(last_seen)
       are C(YYYY-MM-DDTHH:MM:SS.ffffff) from the log lines (null when no line had a time); C(files) lists the files.
     - C(devices) lists the NPU ids the lines of the code were tied to (see the description), C(lines_without_device)
-      counts the lines that could not be tied to one NPU.
+      counts the lines that could not be tied to one NPU. C(ranks) lists the ranks a torch_npu header named for them.
+    - Code C(not_all_read) is not an error of the logs but of the reading; C(msg) says what was read and what to do
+      (for example that 200 of 100006 files were read and max_files should be raised or paths narrowed), and it has
+      C(files_found) and C(files_left_out); its C(files) are the files read only in part.
     - C(cause), C(fix) and C(source) (official document ids) come from the knowledge table.
     - Code C(E?9999) has C(codes), the internal error codes seen (C(EZ9999), C(EL9999) ...); code C(unreadable) has
       C(msgs), what could not be read and why.
@@ -106,10 +125,15 @@ findings:
       last_seen: "2025-07-23T03:49:57.177282"
       files: [/root/ascend/log/debug/plog/plog-2717288_20250723034557123.log]
       devices: [3]
+      ranks: []
       lines_without_device: 0
       cause: HCCL could not set up its sockets with a peer rank in time ...
       fix: Look first at ranks with other (earlier) errors ...
       source: atlaserrorcode_15_0246 (CANN 8.5.0); hcclug_000050
+files_found:
+  description: How many regular files were found under O(paths), read or not.
+  returned: success
+  type: int
 files_read:
   description: The files read (in full or up to O(max_bytes_per_file)).
   returned: success
@@ -117,6 +141,12 @@ files_read:
   elements: str
 unreadable:
   description: The files and directories that could not be read, with the reason (C(path), C(msg)).
+  returned: success
+  type: list
+  elements: dict
+skipped:
+  description: The paths that are not regular files (a FIFO, a socket, a device node, a broken link) and were not
+    opened, with the reason (C(path), C(msg)).
   returned: success
   type: list
   elements: dict

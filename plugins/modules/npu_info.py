@@ -184,11 +184,14 @@ devices:
       returned: when the NPU has more than one chip
       sample: [{npu: 0, chip: 0, phy_id: 0, name: Ascend910, health: OK}, {npu: 0, chip: 1, phy_id: 1, name: Ascend910, health: OK}]
 processes:
-  description: The process table of C(npu-smi info) for the reported NPUs.
+  description:
+    - The process table of C(npu-smi info) for the reported NPUs.
+    - C(container_pid) is the process id inside its container (the C(Process id in container) column of driver 26.x),
+      null for a process of the host or when the table has no such column.
   returned: when processes is gathered
   type: list
   elements: dict
-  sample: [{npu: 0, chip: 0, pid: 16143, name: VLLMWorker_DP, memory_mb: 43095}]
+  sample: [{npu: 0, chip: 0, pid: 16143, name: VLLMWorker_DP, memory_mb: 43095, container_pid: null}]
 summary:
   description: Conclusions over the reported NPUs.
   returned: success

@@ -55,3 +55,27 @@ def test_diagnose_says_card_node_or_pod_with_cause_and_fix(pod):
     assert "HCCL_CONNECT_TIMEOUT" in block
     # the codes of node02 alone stay local
     assert _summary_block(out, "EJ0001")[0].startswith("node02 only"), out
+
+
+def test_many_newer_junk_files_do_not_hide_the_plog_and_what_was_not_read_is_said(pod):
+    """300 files newer than the plog of a link fault on node02: the plog is read first (the CANN logs before the
+    rest), and the summary names node02 as not read in full instead of calling its logs clean."""
+    pod.node("node02", "npu-sim", "fault", "set", "link-stuck-down", "--device", "3")
+    try:
+        pod.node("node02", "sh", "-c", "touch -d 2020-01-01 /root/ascend/log/debug/plog/*.log && "
+                 "mkdir -p /root/ascend/log/debug/many && cd /root/ascend/log/debug/many && "
+                 "i=0; while [ $i -lt 300 ]; do echo junk > f$i; i=$((i+1)); done")
+        rc, out = pod.playbook("diagnose.yml")
+        assert rc == 0, out
+        where, block = _summary_block(out, "EI0006")
+        assert where.startswith("card 3 of node02 only (1/2 nodes)"), (where, out)
+        assert re.search(r'"not every log file was read on node02: read 200 of 30\d files \(the CANN logs first, then the '
+                         r'newest\): raise max_files or narrow paths"', out), out
+        # with the budget raised, everything is read and nothing is said about it
+        rc, out = pod.playbook("diagnose.yml", {"npuops_diagnose_max_files": 1000})
+        assert rc == 0, out
+        assert "not every log file was read" not in out, out
+        assert _summary_block(out, "EI0006")[0].startswith("card 3 of node02 only"), out
+    finally:
+        pod.node("node02", "npu-sim", "fault", "clear")
+        pod.node("node02", "rm", "-rf", "/root/ascend/log/debug/plog", "/root/ascend/log/debug/many")

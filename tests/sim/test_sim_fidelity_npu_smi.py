@@ -17,7 +17,7 @@ def _load_table(sim, lines):
     sim.data["versions"]["driver"] = version
     rows = [line for line in lines if line.startswith("| ") and "Name" not in line and "Chip " not in line]
     npu_rows = [line for line in rows if len(_cells(line)) == 3]
-    proc_rows = [line for line in rows if len(_cells(line)) == 4 and "Process" not in line]
+    proc_rows = [line for line in rows if len(_cells(line)) in (4, 5) and "Process" not in line]
     for first, second in zip(npu_rows[0::2], npu_rows[1::2]):
         c1, c2 = _cells(first), _cells(second)
         dev, name = c1[0].split()
@@ -34,7 +34,10 @@ def _load_table(sim, lines):
     for line in proc_rows:
         cells = _cells(line)
         dev = int(cells[0].split()[0])
-        sim.npu(dev)["processes"].append({"pid": int(cells[1]), "name": cells[2], "memory_mb": int(cells[3])})
+        proc = {"pid": int(cells[1]), "name": cells[2], "memory_mb": int(cells[3])}
+        if len(cells) == 5 and cells[4] != "NA":
+            proc["container_pid"] = int(cells[4])
+        sim.npu(dev)["processes"].append(proc)
     sim.save()
 
 
@@ -46,6 +49,45 @@ def test_info_table_exact(sim, source):
     assert (rc, err) == (0, "")
     assert out == text(lines)
     assert all(len(line) == 98 for line in out.splitlines())
+
+
+INFO_26 = "npu-smi_info_26x.txt"
+
+
+def test_info_table_26x_exact(sim):
+    # driver 26.x: the 116-column table and a fifth process cell, "Process id in container" (NA: a process of the host)
+    lines = sample(INFO_26, "yuantao313/no_root_manager")
+    _load_table(sim, lines)
+    assert sim.data["versions"]["driver"] == "26.1.0"
+    rc, out, err = sim.run("npu-smi", "info")
+    assert (rc, err) == (0, "")
+    assert out == text(lines)
+    assert all(len(line) == 116 for line in out.splitlines())
+
+
+def test_info_table_26x_idle_and_a_container_pid(sim):
+    # 26.0.rc1 on one idle 910B4 (the simulated node has 8 NPUs: the first NPU's rows and the idle process rows)
+    lines = sample(INFO_26, "triton-ascend")
+    sim.data["npus"][0]["name"] = "910B4"
+    _load_table(sim, lines)
+    rc, out, _err = sim.run("npu-smi", "info")
+    assert rc == 0 and out.startswith(text(lines[:8]))
+    assert text(lines[8:]) in out
+    # a process started in a container shows its pid there (the row format of the real rows above)
+    sim.npu(5)["processes"] = [{"pid": 1712733, "name": "sglangschedul", "memory_mb": 48954, "container_pid": 4242}]
+    sim.save()
+    row = [line for line in sim.run("npu-smi", "info")[1].splitlines() if "sglangschedul" in line]
+    assert row == ["| 5       0                 | 1712733       | sglangschedul      | 48954                 | 4242                    |"]
+
+
+def test_the_layout_follows_the_driver_version_of_the_node(sim):
+    rc, out, _err = sim.sub("npu-smi", "info")
+    assert rc == 0 and "Process id in container" not in out and len(out.splitlines()[0]) == 98
+    assert sim.sub("npu-sim", "fault", "set", "version", "--value", "driver=26.0.rc1")[0] == 0
+    out = sim.sub("npu-smi", "info")[1]
+    assert "Process id in container" in out and {len(line) for line in out.splitlines()} == {116}
+    assert sim.sub("npu-sim", "fault", "clear", "version")[0] == 0
+    assert "Process id in container" not in sim.sub("npu-smi", "info")[1]
 
 
 def test_info_table_without_process_section(sim):

@@ -443,7 +443,8 @@ def test_parsers_read_the_a3_table_list_and_mapping(tmp_path):
     assert parsed["unparsed"] == [] and len(parsed["devices"]) == 16
     assert [(dev["npu"], dev["chip"], dev["phy_id"]) for dev in parsed["devices"][:3]] == [(0, 0, 0), (0, 1, 1), (1, 0, 2)]
     assert [dev["power_w"] for dev in parsed["devices"][:2]] == [211.3, None]
-    assert len(parsed["processes"]) == 23 and parsed["processes"][8] == {"npu": 0, "chip": 1, "pid": 929405, "name": "", "memory_mb": 58780}
+    assert len(parsed["processes"]) == 23
+    assert parsed["processes"][8] == {"npu": 0, "chip": 1, "pid": 929405, "name": "", "memory_mb": 58780, "container_pid": None}
     listing = parsers.parse_list(sim.run("npu-smi", "info", "-l")[1])
     assert listing["unparsed"] == [] and [dev["chip_count"] for dev in listing["devices"]] == [2] * 8
     mapping = parsers.parse_mapping(sim.run("npu-smi", "info", "-m")[1])

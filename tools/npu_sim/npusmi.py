@@ -1,7 +1,9 @@
 """``npu-smi`` as the simulator renders it, for each product profile of the node state.
 
 Atlas 800T A2 (8 x 910B3, the default): the ``info`` table is the 98-column layout of drivers
-23.0.x-25.2.x (tests/fixtures/captures/npu-smi_info.txt); ``-t``/``-l``/``-m`` views print TAB-led
+23.0.x-25.2.x (tests/fixtures/captures/npu-smi_info.txt), or, on a node whose driver version is 26 or
+newer, the 116-column layout of 26.x whose process table has a fifth cell, "Process id in container"
+(tests/fixtures/captures/npu-smi_info_26x.txt); ``-t``/``-l``/``-m`` views print TAB-led
 ``key : value`` lines, key padded to 30 (40 for ``-t ecc``). The A3 (910C, two dies per NPU) and
 Atlas 300I Duo (310P3, two chips per card) layouts are in the second half of this file, each with
 its sources. ``-i`` takes the NPU (card) id npu-smi lists, ``-c`` the chip of that NPU.
@@ -25,6 +27,16 @@ LINE_EQ = "+" + "=" * 27 + "+" + "=" * 15 + "+" + "=" * 52 + "+"
 HEAD_1 = "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|"
 HEAD_2 = "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |"
 PROC_HEAD = "| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |"
+
+# Driver 26.x (npu-smi_info_26x.txt: 26.0.rc1, 26.1.0): 116 columns, cells of 27, 15 and 70; the process table has a
+# fifth cell, the process id inside its container ("NA" for a process of the host).
+LINE_TOP_26 = "+" + "-" * 114 + "+"
+LINE_DASH_26 = "+" + "-" * 27 + "+" + "-" * 15 + "+" + "-" * 70 + "+"
+LINE_EQ_26 = "+" + "=" * 27 + "+" + "=" * 15 + "+" + "=" * 70 + "+"
+HEAD_1_26 = "| NPU   Name                | Health        | Power(W)             Temp(C)                 Hugepages-Usage(page)   |"
+HEAD_2_26 = "| Chip                      | Bus-Id        | AICore(%)            Memory-Usage(MB)        HBM-Usage(MB)           |"
+PROC_HEAD_26 = "| NPU     Chip              | Process id    | Process name       | Process memory(MB)    | Process id in container |"
+LAYOUT_26_MAJOR = 26
 
 TOPO_LEGEND = (
     "Legend:",
@@ -52,9 +64,39 @@ def kv(key, value, width=30):
     return "\t%-*s : %s" % (width, key, value)
 
 
-def render_table(st):
-    """The `npu-smi info` summary table."""
+def driver_major(version):
+    """The major number of a driver version ('26.0.rc1' -> 26), or 0 when it has none."""
+    head = str(version or "").split(".", maxsplit=1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def render_table_26(st):
+    """The `npu-smi info` summary table of driver 26.x."""
     ver = st["versions"]["driver"]
+    lines = [LINE_TOP_26, "| npu-smi %-35s Version: %-60s|" % (ver, ver), LINE_DASH_26, HEAD_1_26, HEAD_2_26, LINE_EQ_26]
+    for npu in st["npus"]:
+        lines.append("| %-5d %-20s| %-13s | %-20.1f %-23d %-5d/ %-17d|" % (
+            npu["id"], npu["name"], npu["health"], npu["power_w"], npu["temp_c"], npu["hugepages"][0], npu["hugepages"][1]))
+        lines.append("| %-26d| %-13s | %-20d %-5d/ %-16d %-5d/ %-17d|" % (
+            0, npu["bus_id"], npu["aicore_pct"], npu["memory_mb"][0], npu["memory_mb"][1], npu["hbm_mb"][0], npu["hbm_mb"][1]))
+        lines.append(LINE_EQ_26)
+    lines += [LINE_DASH_26, PROC_HEAD_26, LINE_EQ_26]
+    for npu in st["npus"]:
+        for proc in npu["processes"]:
+            inside = proc.get("container_pid")
+            lines.append("| %-7d %-18d| %-13d | %-18s | %-21d | %-23s |" % (
+                npu["id"], 0, proc["pid"], proc["name"], proc["memory_mb"], "NA" if inside is None else inside))
+        if not npu["processes"]:
+            lines.append("| No running processes found in NPU %-79d|" % npu["id"])
+        lines.append(LINE_EQ_26)
+    return lines
+
+
+def render_table(st):
+    """The `npu-smi info` summary table (the 26.x layout on a node whose driver is 26 or newer)."""
+    ver = st["versions"]["driver"]
+    if driver_major(ver) >= LAYOUT_26_MAJOR:
+        return render_table_26(st)
     lines = [LINE_TOP, "| npu-smi %-24s Version: %-53s|" % (ver, ver), LINE_DASH, HEAD_1, HEAD_2, LINE_EQ]
     for npu in st["npus"]:
         lines.append("| %-5d %-20s| %-13s | %-11.1f %-17d %-5d/ %-14d|" % (

@@ -86,6 +86,23 @@ def to_number(value):
     return value
 
 
+EXTRA = 'extra'
+"""Where a table parser keeps a column it does not know: ``row['extra'][<header label as printed>] = value``."""
+
+_COLUMN_GAP_RE = re.compile(r'\s{2,}|\t')
+
+
+def split_columns(text):
+    """The columns of a header or row whose columns are parted by two or more blanks (or a tab): 'NPU ID   Chip
+    Name' -> ['NPU ID', 'Chip Name']; a single blank stays inside a column."""
+    return [piece for piece in _COLUMN_GAP_RE.split(text.strip()) if piece]
+
+
+def keep_extra(row, label, value):
+    """Keep the value of a column the parser does not know under ``row['extra']``, keyed by its header label."""
+    row.setdefault(EXTRA, {})[label] = value
+
+
 def snake(name):
     """Turn a vendor label into a snake_case key: 'Aicore curFreq' -> 'aicore_cur_freq'."""
     name = re.sub(r'([a-z])([A-Z])', r'\1_\2', name.strip())

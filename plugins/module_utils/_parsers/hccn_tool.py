@@ -22,6 +22,7 @@ import re
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
     is_digits,
+    keep_extra,
     lines_of,
     snake,
     to_float,
@@ -181,6 +182,11 @@ def parse_pfc_get(text):
 
     Returns ``{'priorities': [4], 'bitmap': '0,0,0,0,1,0,0,0'}`` (``None`` for both when the
     output is empty).
+
+    The ``priority`` row labels the columns: each flag of ``enabled`` belongs to the priority above it, in whatever
+    order that row prints them (without a ``priority`` row, eight flags are priorities 0-7). A row this parser does
+    not know is kept under ``extra`` keyed by its label, by priority (``{'extra': {'paused': {4: '9', ...}}}``). A
+    row with more or fewer cells than the priority row goes to ``unparsed``.
     """
     out = _result(priorities=None, bitmap=None)
     prios = None
@@ -190,14 +196,19 @@ def parse_pfc_get(text):
             continue
         if line.strip().rstrip(':').lower() == 'pfc configuration':
             continue
-        if words[0] == 'priority' and all(is_digits(w) for w in words[1:]):
+        if words[0] == 'priority' and words[1:] and all(is_digits(w) for w in words[1:]) and len(set(words[1:])) == len(words) - 1:
             prios = [int(w) for w in words[1:]]
-        elif words[0] == 'enabled' and all(w in ('0', '1') for w in words[1:]):
-            flags = words[1:]
-            order = prios if prios is not None and len(prios) == len(flags) else list(range(len(flags)))
-            out['priorities'] = sorted(p for p, flag in zip(order, flags) if flag == '1')
-            by_prio = dict(zip(order, flags))
-            out['bitmap'] = ','.join(by_prio.get(i, '0') for i in range(max(8, len(flags))))
+            continue
+        values = words[1:]
+        order = prios if prios is not None else (list(range(8)) if words[0] == 'enabled' and len(values) == 8 else None)
+        if order is None or len(order) != len(values):
+            out['unparsed'].append(line)
+        elif words[0] == 'enabled' and all(w in ('0', '1') for w in values):
+            out['priorities'] = sorted(p for p, flag in zip(order, values) if flag == '1')
+            by_prio = dict(zip(order, values))
+            out['bitmap'] = ','.join(by_prio.get(i, '0') for i in range(max([8] + [p + 1 for p in order])))
+        elif words[0] != 'enabled':
+            keep_extra(out, words[0], dict(zip(order, values)))
         else:
             out['unparsed'].append(line)
     return out
@@ -239,18 +250,31 @@ def parse_dscp_to_tc_get(text):
           46       3
 
     Returns ``{'map': {0: 0, 46: 3}}`` with int keys and values.
+
+    The columns are read by their header labels (``dscp``, ``tc``) in the order printed; without a header they are
+    ``dscp tc``. A column this parser does not know is kept under ``extra`` keyed by its label, by DSCP
+    (``{'extra': {'queue': {46: '5'}}}``). A row with more or fewer cells than the header, or a DSCP or TC that is not a
+    number, goes to ``unparsed``.
     """
     out = _result(map={})
+    labels = ['dscp', 'tc']
     for line in lines_of(text):
         words = line.split()
         if not words:
             continue
-        if [w.lower() for w in words] == ['dscp', 'tc']:
+        lowered = [w.lower() for w in words]
+        if 'dscp' in lowered and 'tc' in lowered and len(set(lowered)) == len(lowered):
+            labels = lowered
             continue
-        if len(words) == 2 and is_digits(words[0]) and is_digits(words[1]):
-            out['map'][int(words[0])] = int(words[1])
-        else:
+        row = dict(zip(labels, words))
+        if len(words) != len(labels) or not is_digits(row['dscp']) or not is_digits(row['tc']):
             out['unparsed'].append(line)
+            continue
+        dscp = int(row['dscp'])
+        out['map'][dscp] = int(row['tc'])
+        for label, word in zip(labels, words):
+            if label not in ('dscp', 'tc'):
+                out.setdefault('extra', {}).setdefault(label, {})[dscp] = word
     return out
 
 

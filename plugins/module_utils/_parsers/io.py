@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import is_digits, lines_of, to_float, to_int
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import is_digits, keep_extra, lines_of, to_float, to_int
 
 # ------------------------------------------------------------------------------------------------ vmstat
 
@@ -100,8 +100,10 @@ def parse_iostat(text):
     Returns ``{'system': 'Linux', 'kernel': '3.10.0-957.21.3.el7.x86_64', 'host': 'frytea-dev-test',
     'date': '07/14/2020', 'arch': 'x86_64', 'cpus': 2, 'reports': [{'user_pct': 0.4, 'nice_pct': 0.0,
     'system_pct': 0.31, 'iowait_pct': 0.0, 'steal_pct': 0.0, 'idle_pct': 99.29}, ...], 'unparsed': []}``.
-    ``reports[0]`` covers the time since boot (unless iostat ran with ``-y``). Device tables, their rows and ``-t``
-    time stamps are recognised and skipped; anything else goes to ``unparsed``.
+    ``reports[0]`` covers the time since boot (unless iostat ran with ``-y``). The CPU columns are read by their
+    labels; a label this parser does not know (``%guest``) is kept under ``extra`` keyed by the label, and a row
+    with more or fewer numbers than the labels goes to ``unparsed``. Device tables, their rows and ``-t`` time
+    stamps are recognised and skipped; anything else goes to ``unparsed``.
     """
     result = {'system': None, 'kernel': None, 'host': None, 'date': None, 'arch': None, 'cpus': None,
               'reports': [], 'unparsed': []}
@@ -117,14 +119,19 @@ def parse_iostat(text):
             keys, cpu_keys = cpu_keys, None
             values = [to_float(word) for word in words]
             if len(values) == len(keys) and None not in values:
-                result['reports'].append(dict(zip(keys, values)))
+                report = {}
+                for label, value in zip(keys, values):
+                    if label in _IOSTAT_CPU_KEYS:
+                        report[_IOSTAT_CPU_KEYS[label]] = value
+                    else:
+                        keep_extra(report, label, value)
+                result['reports'].append(report)
                 continue
             result['unparsed'].append(line)
             continue
         if words[0] == 'avg-cpu:':
-            keys = [_IOSTAT_CPU_KEYS.get(word) for word in words[1:]]
-            if keys and None not in keys:
-                cpu_keys = keys
+            if words[1:] and len(set(words[1:])) == len(words) - 1:
+                cpu_keys = words[1:]
             else:
                 result['unparsed'].append(line)
             in_devices = False

@@ -5,8 +5,12 @@
 
 The summary table (``npu-smi info``) is read by splitting rows on ``|`` and cells on
 whitespace, never by column offsets: its width differs between driver versions (91, 98, 99
-columns and wider on A3). The ``-t <type>``, ``-l`` and ``-m`` views are ``key : value``
-lines (keys padded to 30 or 40) or whitespace tables.
+columns and wider on A3, 116 from 25.x), and its columns change (26.x adds ``Process id in
+container`` to the process table). Every table (the summary table, ``-m``, ``-t topo``) is read by
+its header labels: a column is found by its label wherever it is printed, a column this parser
+does not know is kept under ``extra`` keyed by its label, and a row with more or fewer cells than
+its header is flagged (``unparsed``, or ``errors`` for a device), never read as other columns.
+The ``-t <type>`` and ``-l`` views are ``key : value`` lines (keys padded to 30 or 40).
 
 Every parser returns a dict with ``unparsed`` (lines not understood, always present) and never
 raises on tool output: a line it cannot read (a malformed or out-of-range number included) goes to
@@ -21,9 +25,11 @@ import re
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import (
     expand_cpu_list,
     is_digits,
+    keep_extra,
     lines_of,
     short_repr,
     snake,
+    split_columns,
     to_int,
     to_number,
     typed_value,
@@ -43,11 +49,29 @@ _USAGE_RE = re.compile(r'^(.+)-Usage\(([^()]+)\)$')
 # (310, 310P and 310B print no HBM column, the oldest drivers no Hugepages column).
 _VALUE_KEYS = ('power_w', 'temp_c', 'hugepages_used_pages', 'hugepages_total_pages', 'aicore_pct',
                'memory_used_mb', 'memory_total_mb', 'hbm_used_mb', 'hbm_total_mb')
-# Without header rows the values are read in the 910 layout: (plain keys, pair keys) of the NPU row and of the chip row.
-_NPU_ROW = (('power_w', 'temp_c'), (('hugepages_used_pages', 'hugepages_total_pages'),))
-_CHIP_ROW = (('aicore_pct',), (('memory_used_mb', 'memory_total_mb'), ('hbm_used_mb', 'hbm_total_mb')))
-# the second label of the chip header names the second number of a chip row
-_CHIP_LABELS = {'Phy-ID': 'phy_id', 'Device': 'device'}
+
+# The header labels of the summary table this parser knows, and the keys they give. A label it does not know is kept
+# under 'extra', keyed by the label as printed (see _common.keep_extra).
+_ID_LABELS = {'NPU': 'npu', 'NPU ID': 'npu', 'Chip': 'chip', 'Phy-ID': 'phy_id', 'Device': 'device'}
+_NAME_LABEL = 'Name'
+_TEXT_LABELS = {'Health': 'health', 'Bus-Id': 'bus_id'}
+_PLAIN_LABELS = {'Power(W)': 'power_w', 'Temp(C)': 'temp_c', 'AICore(%)': 'aicore_pct'}
+_PAIR_LABELS = {'Hugepages-Usage(page)': ('hugepages_used_pages', 'hugepages_total_pages'),
+                'Memory-Usage(MB)': ('memory_used_mb', 'memory_total_mb'),
+                'HBM-Usage(MB)': ('hbm_used_mb', 'hbm_total_mb')}
+# labels of more than one word that are one label, not one per word
+_PHRASES = ('NPU ID',)
+
+# Without header rows the rows are read in the 910 layout (cells: ids, health or bus id, values); such a row may
+# carry fewer pairs than the layout names (a 310 row has no HBM pair).
+_NPU_LAYOUT = [('ids', ['NPU', 'Name']), ('text', ['Health']), ('values', ['Power(W)', 'Temp(C)', 'Hugepages-Usage(page)'])]
+_CHIP_LAYOUT = [('ids', ['Chip']), ('text', ['Bus-Id']), ('values', ['AICore(%)', 'Memory-Usage(MB)', 'HBM-Usage(MB)'])]
+
+# The process table: header label -> key; 'Process memory(<unit>)' gives memory_mb in MB.
+_PROCESS_LABELS = {'NPU': 'npu', 'NPU ID': 'npu', 'Chip': 'chip', 'Process id': 'pid', 'Process name': 'name',
+                   'Process id in container': 'container_pid'}
+_PROCESS_MEMORY_RE = re.compile(r'^Process memory\((B|KB|MB)\)$')
+_MEMORY_SCALE = {'B': 1024 * 1024, 'KB': 1024, 'MB': 1}
 
 
 def _number_or_none(value):
@@ -64,44 +88,158 @@ def _split_metrics(cell):
     return [_number_or_none(t) for t in rest], fractions
 
 
-def _columns(cell):
-    """(plain keys, pair keys) of the value cell of a header row, in the order printed.
+def _labels(cell):
+    """The labels of one header cell, in the order printed.
 
-    'Power(W)    Temp(C)           Hugepages-Usage(page)' gives (('power_w', 'temp_c'),
-    (('hugepages_used_pages', 'hugepages_total_pages'),)); a label this parser does not know
-    gets a key made the same way ('Foo-Usage(MB)' gives 'foo_used_mb' / 'foo_total_mb').
+    Labels are parted by two or more blanks; a piece with a unit ('NPU Util(%)') is one label per unit, a piece
+    without one is a label per word ('NPU  Name' is 'NPU' and 'Name') unless it is a known phrase ('NPU ID').
     """
-    plain, pairs = [], []
-    for label in cell.split():
-        usage = _USAGE_RE.match(label)
-        if usage:
-            unit = unit_key('x(%s)' % usage.group(2))[2:] or snake(usage.group(2))
-            stem = snake(usage.group(1))
-            pairs.append(('%s_used_%s' % (stem, unit), '%s_total_%s' % (stem, unit)))
+    labels = []
+    for piece in split_columns(cell):
+        if '(' in piece:
+            words = []
+            for word in piece.split():
+                words.append(word)
+                if word.endswith(')'):
+                    labels.append(' '.join(words))
+                    words = []
+            labels.extend(words)
+        elif piece in _PHRASES:
+            labels.append(piece)
         else:
-            plain.append(unit_key(label))
+            labels.extend(piece.split())
+    return labels
+
+
+def _cell_spec(labels):
+    """(kind, labels) of one header cell: 'ids' (NPU, Chip and the like, with Name), 'text' (one label, no unit:
+    Health, Bus-Id) or 'values' (labels with units: plain numbers and 'used / total' pairs)."""
+    if labels and labels[0] in _ID_LABELS and not any('(' in label for label in labels):
+        return ('ids', labels)
+    if len(labels) == 1 and '(' not in labels[0]:
+        return ('text', labels)
+    return ('values', labels)
+
+
+def _header(cells):
+    return [_cell_spec(_labels(cell)) for cell in cells]
+
+
+def _value_columns(labels):
+    """(plain keys, pair keys) of the labels of a values cell; a key of a label this parser does not know is
+    ('extra', label)."""
+    plain, pairs = [], []
+    for label in labels:
+        if label in _PAIR_LABELS:
+            pairs.append(_PAIR_LABELS[label])
+        elif _USAGE_RE.match(label):
+            pairs.append(('extra', label))
+        else:
+            plain.append(_PLAIN_LABELS.get(label, ('extra', label)))
     return tuple(plain), tuple(pairs)
 
 
-def _read_values(row, text, columns, default):
+def _store(row, key, value):
+    if isinstance(key, tuple):
+        keep_extra(row, key[1], value)
+    else:
+        row[key] = value
+
+
+def _read_values(row, text, labels, lenient):
     """Store the values of a value cell in ``row``; the reason when they do not fit the header, else None.
 
-    With a header (``columns``) the row must carry exactly its plain values and pairs; without
-    one (``default``) it may carry fewer pairs than the 910 layout (a 310 row has no HBM pair).
+    With a header the row must carry exactly its plain values and pairs; in the 910 layout without one
+    (``lenient``) it may carry fewer pairs (a 310 row has no HBM pair).
     """
     plain, pairs = _split_metrics(text)
     for value in plain + [value for pair in pairs for value in pair]:
         if isinstance(value, str):
             return 'not a number: %s' % short_repr(value)
-    plain_keys, pair_keys = columns or default
-    if len(plain) != len(plain_keys) or len(pairs) > len(pair_keys) or (columns and len(pairs) != len(pair_keys)):
+    plain_keys, pair_keys = _value_columns(labels)
+    if len(plain) != len(plain_keys) or len(pairs) > len(pair_keys) or (not lenient and len(pairs) != len(pair_keys)):
         return ('the row carries %d value(s) and %d pair(s), %s %d value(s) and %s%d pair(s)'
-                % (len(plain), len(pairs), 'its header' if columns else 'the 910 layout', len(plain_keys),
-                   '' if columns else 'up to ', len(pair_keys)))
+                % (len(plain), len(pairs), 'the 910 layout' if lenient else 'its header', len(plain_keys),
+                   'up to ' if lenient else '', len(pair_keys)))
     for key, value in zip(plain_keys, plain):
-        row[key] = value
-    for (used, total), (first, second) in zip(pair_keys, pairs):
-        row[used], row[total] = first, second
+        _store(row, key, value)
+    for key, pair in zip(pair_keys, pairs):
+        if key[0] == 'extra':
+            keep_extra(row, key[1], list(pair))
+        else:
+            row[key[0]], row[key[1]] = pair
+    return None
+
+
+def _read_ids(row, cell, labels, chip):
+    """Read the ids (and the name) of an NPU or chip cell into ``row``; the reason when it cannot.
+
+    Ids take one word each, the name the words left. In a chip cell a second id (Phy-ID, Device) may be '-' or
+    'NA' (None) or missing (None), and two numbers under a bare 'Chip' keep the second as ``phy_id``.
+    """
+    words = cell.split()
+    ids = [label for label in labels if label != _NAME_LABEL]
+    named = _NAME_LABEL in labels
+    if chip:
+        if not named and len(ids) == 1 and len(words) == 2:
+            ids = ids + ['Phy-ID']
+        if not named and 0 < len(words) < len(ids):
+            words = words + [None] * (len(ids) - len(words))
+        if not words or (not named and len(words) != len(ids)):
+            return 'not a chip id: %s' % short_repr(cell)
+    elif len(words) < len(ids):
+        return 'the cell %s carries fewer ids than its header names (%s)' % (short_repr(cell), ', '.join(ids))
+    if named:
+        before = labels.index(_NAME_LABEL)
+        head, tail = ids[:before], ids[before:]
+        taken = words[:len(head)] + (words[len(words) - len(tail):] if tail else [])
+        name = ' '.join(words[len(head):len(words) - len(tail)])
+        row['name'] = name or None
+        words = taken
+    for position, (label, word) in enumerate(zip(ids, words)):
+        if label not in _ID_LABELS:
+            keep_extra(row, label, word if word is None else to_number(word))
+        elif word is None or (position and word in ('-', 'NA')):
+            row[_ID_LABELS[label]] = None
+        elif is_digits(word):
+            row[_ID_LABELS[label]] = int(word)
+        elif chip:
+            return 'not a chip id: %s' % short_repr(cell)
+        else:
+            return 'not an id: %s' % short_repr(word)
+    return None
+
+
+def _read_row(row, cells, spec, lenient, chip):
+    """Read an NPU row or a chip row by the cells of its header; the reason when it cannot, else None."""
+    if lenient:
+        cells = cells[:2] + [' '.join(cells[2:])]
+    elif len(cells) != len(spec):
+        return 'the row has %d cells, its header %d' % (len(cells), len(spec))
+    for cell, (kind, labels) in zip(cells, spec):
+        if kind == 'ids':
+            msg = _read_ids(row, cell, labels, chip)
+        elif kind == 'text':
+            label = labels[0]
+            if label == 'Bus-Id':
+                row['bus_id'] = cell if cell not in ('-', 'NA', '') else None
+            elif label in _TEXT_LABELS:
+                row[_TEXT_LABELS[label]] = cell
+            else:
+                keep_extra(row, label, cell)
+            msg = None
+        else:
+            msg = _read_values(row, cell, labels, lenient)
+        if msg is not None:
+            return msg
+    return None
+
+
+def _index(spec, wanted):
+    """The index of the first cell whose labels include one of ``wanted``, else None."""
+    for index, (_kind, labels) in enumerate(spec):
+        if any(label in wanted for label in labels):
+            return index
     return None
 
 
@@ -123,28 +261,31 @@ def parse_info(text):
     'hugepages_used_pages': 0, 'hugepages_total_pages': 0, 'aicore_pct': 0,
     'memory_used_mb': 0, 'memory_total_mb': 0, 'hbm_used_mb': 46456, 'hbm_total_mb': 65536,
     'bus_id': '0000:C1:00.0'}], 'processes': [{'npu': 0, 'chip': 0, 'pid': 16143,
-    'name': 'VLLMWorker_DP', 'memory_mb': 43095}], 'warnings': []}``.
+    'name': 'VLLMWorker_DP', 'memory_mb': 43095, 'container_pid': None}], 'warnings': []}``.
 
-    One device per chip row, in the order printed: the header rows say which values a row
-    carries, and a column the table lacks gives ``None`` (no HBM column on 310, 310P and 310B, no
-    Hugepages column before 21.0.4). The second label of the chip header names the second
-    number of a chip row: ``Chip  Phy-ID`` (A3, two dies per NPU) adds ``phy_id``, ``Chip
-    Device`` (310, 310P, 310B; a 310P Duo card has two chips under one card id, one bus id)
-    adds ``device``, the chip's logic id. A value shown as ``-`` or ``NA`` (die-1 power of an
-    A3, power of a 310P, bus id of a 310B) becomes ``None``. A ``Process memory(B)`` header
-    (old 910A layout) is converted to MB.
+    Every cell is read by the label of its header cell, in whatever order the header prints them: the cells of a
+    row are parted by ``|``, the labels of a header cell by two or more blanks, the values of a row by blanks
+    (``a / b`` is one pair). One device per chip row, in the order printed. A column the table lacks gives
+    ``None`` (no HBM column on 310, 310P and 310B, no Hugepages column before 21.0.4). The second label of the
+    chip header names the second number of a chip row: ``Chip  Phy-ID`` (A3, two dies per NPU) adds ``phy_id``,
+    ``Chip    Device`` (310, 310P, 310B; a 310P Duo card has two chips under one card id, one bus id) adds
+    ``device``, the chip's logic id. A value shown as ``-`` or ``NA`` (die-1 power of an A3, power of a 310P, bus
+    id of a 310B) becomes ``None``. Without header rows the rows are read in the 910 layout.
 
-    An NPU whose rows cannot be read (a value that is not a number, more or fewer values than
-    the header names, a chip row missing) is not a device: it becomes an entry of ``errors``
-    ``{'npu': 3, 'msg': ..., 'lines': [the raw rows]}`` (``npu`` None for a chip row without
-    its NPU row). ``errors`` is there only when such an NPU was found.
+    The process table: ``Process memory(B)`` (old 910A layout) is converted to MB; ``Process id in container``
+    (26.x: the process id inside its container, ``NA`` for a process of the host) gives ``container_pid``, which
+    is ``None`` when the table has no such column. A column this parser does not know, of either table, is kept
+    under ``extra`` keyed by its header label (``{'extra': {'Fan-Speed(%)': 30}}``; a pair as ``[used, total]``).
+
+    An NPU whose rows cannot be read (a value that is not a number, more or fewer values or cells than the
+    header names, a chip row missing) is not a device: it becomes an entry of ``errors`` ``{'npu': 3, 'msg':
+    ..., 'lines': [the raw rows]}`` (``npu`` None for a chip row without its NPU row). ``errors`` is there only
+    when such an NPU was found. A process row that does not fit its header goes to ``unparsed``.
     """
     out = {'version': None, 'npu_smi_version': None, 'devices': [], 'processes': [], 'warnings': [], 'unparsed': []}
     errors = []
     section = 'devices'
-    process_scale = 1
-    npu_columns = chip_columns = None
-    chip_label = None
+    npu_spec = chip_spec = process_spec = None
     pending = None  # the NPU row read last, until its chip row comes: {'npu', 'row', 'msg', 'lines'}
 
     def close():
@@ -164,34 +305,37 @@ def parse_info(text):
                 out['unparsed'].append(line)
             continue
         cells = [c.strip() for c in stripped.strip('|').split('|')]
-        first = cells[0].split()
         title = re.match(r'^npu-smi\s+(\S+)\s+Version:\s*(\S+)$', ' '.join(cells))
         if title:
             out['npu_smi_version'] = title.group(1)
             out['version'] = title.group(2)
             continue
-        if first[:2] == ['NPU', 'Name']:
-            close()
-            section, pending = 'devices', None
-            npu_columns = _columns(' '.join(cells[2:])) if len(cells) > 2 else None
-            continue
-        if first[:1] == ['Chip'] and len(cells) > 1 and cells[1] == 'Bus-Id':
-            section = 'devices'
-            chip_label = _CHIP_LABELS.get(first[1], snake(first[1])) if len(first) > 1 else None
-            chip_columns = _columns(' '.join(cells[2:])) if len(cells) > 2 else None
-            continue
-        if first[:2] == ['NPU', 'Chip'] and len(cells) > 1 and cells[1].startswith('Process id'):
+        if 'Process id' in cells:
             close()
             section, pending = 'processes', None
-            unit = re.search(r'Process memory\((\w+)\)', stripped)
-            process_scale = 1024 * 1024 if unit and unit.group(1) == 'B' else 1
+            process_spec = [split_columns(cell) for cell in cells]
             continue
-        idle = _NO_PROCESS_RE.match(' '.join(cells))
-        if idle:
+        spec = _header(cells)
+        if _index(spec, ('Health',)) is not None and _index(spec, ('NPU', 'NPU ID')) is not None:
+            close()
+            section, pending, npu_spec = 'devices', None, spec
             continue
-        if section == 'processes' and _process_row(cells, process_scale, out):
+        if section == 'devices' and _index(spec, ('Bus-Id',)) is not None:
+            chip_spec = spec
             continue
-        if section == 'devices' and len(cells) >= 3 and (_BUS_RE.match(cells[1]) or cells[1] in ('-', 'NA', '')):
+        if _NO_PROCESS_RE.match(' '.join(cells)):
+            continue
+        if section == 'processes':
+            row = _process_row(cells, process_spec)
+            if row is None:
+                out['unparsed'].append(line)
+            else:
+                out['processes'].append(row)
+            continue
+        bus_at = _index(chip_spec, ('Bus-Id',)) if chip_spec else 1
+        npu_at = _index(npu_spec, ('NPU', 'NPU ID')) if npu_spec else 0
+        if bus_at is not None and len(cells) > bus_at and (len(cells) >= 3 or chip_spec) and (
+                _BUS_RE.match(cells[bus_at]) or cells[bus_at] in ('-', 'NA', '')):
             # a chip row: the second row of an NPU
             if pending is None:
                 errors.append({'npu': None, 'msg': 'a chip row without its NPU row', 'lines': [line]})
@@ -199,7 +343,7 @@ def parse_info(text):
             pending['lines'].append(line)
             row, msg = pending['row'], pending['msg']
             if msg is None:
-                msg = _chip_row(cells, row, chip_columns, chip_label)
+                msg = _read_row(row, cells, chip_spec or _CHIP_LAYOUT, chip_spec is None, True)
             if msg is None:
                 for key in _VALUE_KEYS:
                     row.setdefault(key, None)
@@ -208,12 +352,14 @@ def parse_info(text):
                 errors.append({'npu': pending['npu'], 'msg': msg, 'lines': pending['lines']})
             pending = None
             continue
-        if section == 'devices' and len(cells) >= 3 and first and is_digits(first[0]):
+        first = cells[npu_at].split() if npu_at is not None and len(cells) > npu_at else []
+        if (len(cells) >= 3 or npu_spec) and first and is_digits(first[0]):
             # an NPU row: id, name, health and the values of the NPU
             close()
-            row = {'npu': int(first[0]), 'name': cells[0][len(first[0]):].strip() or None, 'health': cells[1]}
-            pending = {'npu': row['npu'], 'row': row, 'lines': [line],
-                       'msg': _read_values(row, ' '.join(cells[2:]), npu_columns, _NPU_ROW)}
+            row = {}
+            msg = _read_row(row, cells, npu_spec or _NPU_LAYOUT, npu_spec is None, False)
+            pending = {'npu': int(first[0]), 'row': row, 'lines': [line], 'msg': msg}
+            row['npu'] = pending['npu']
             continue
         out['unparsed'].append(line)
     close()
@@ -222,34 +368,39 @@ def parse_info(text):
     return out
 
 
-def _chip_row(cells, row, columns, label):
-    """Read the chip row of ``row``'s NPU into it: chip id (and phy id or logic id), bus id, values. The reason when it cannot."""
-    first = cells[0].split()
-    if not 1 <= len(first) <= 2 or not is_digits(first[0]) or not (len(first) == 1 or is_digits(first[1]) or first[1] in ('-', 'NA')):
-        return 'not a chip id: %s' % short_repr(cells[0])
-    row['chip'] = int(first[0])
-    if label or len(first) == 2:
-        # 'Chip  Phy-ID' (A3), 'Chip    Device' (310 family); a chip row with two numbers under a bare 'Chip' keeps phy_id
-        row[label or 'phy_id'] = _number_or_none(first[1]) if len(first) == 2 else None
-    row['bus_id'] = cells[1] if cells[1] not in ('-', 'NA', '') else None
-    return _read_values(row, ' '.join(cells[2:]), columns, _CHIP_ROW)
-
-
-def _process_row(cells, scale, out):
-    first = cells[0].split()
-    if len(cells) < 4 or len(first) < 2 or not all(is_digits(w) for w in first) or not is_digits(cells[1]):
-        return False
-    memory = _number_or_none(cells[-1])
-    if isinstance(memory, int) and scale != 1:
-        memory = memory // scale
-    out['processes'].append({
-        'npu': int(first[0]),
-        'chip': int(first[1]),
-        'pid': int(cells[1]),
-        'name': ' '.join(cells[2:-1]).strip(),
-        'memory_mb': memory,
-    })
-    return True
+def _process_row(cells, spec):
+    """One row of the process table read by the labels of its header, or None when it does not fit them."""
+    if spec is None or len(cells) != len(spec):
+        return None
+    row = {'npu': None, 'chip': None, 'pid': None, 'name': None, 'memory_mb': None, 'container_pid': None}
+    for cell, labels in zip(cells, spec):
+        words = [cell] if len(labels) == 1 else cell.split()
+        if len(words) != len(labels):
+            return None
+        for label, word in zip(labels, words):
+            key = _PROCESS_LABELS.get(label)
+            memory = _PROCESS_MEMORY_RE.match(label)
+            if key == 'name':
+                row['name'] = word
+            elif key in ('npu', 'chip', 'pid'):
+                if not is_digits(word):
+                    return None
+                row[key] = int(word)
+            elif key == 'container_pid':
+                if is_digits(word):
+                    row[key] = int(word)
+                elif word not in ('NA', '-', ''):
+                    return None
+            elif memory:
+                value = _number_or_none(word)
+                if value is not None and not isinstance(value, int):
+                    return None
+                row['memory_mb'] = None if value is None else value // _MEMORY_SCALE[memory.group(1)]
+            else:
+                keep_extra(row, label, word)
+    if row['npu'] is None or row['pid'] is None:
+        return None
+    return row
 
 
 def _kv_lines(text):
@@ -308,6 +459,7 @@ def parse_list(text):
 
 
 _MAPPING_COLUMNS = {'npu_id': 'npu', 'chip_id': 'chip', 'chip_logic_id': 'logic_id', 'chip_phy_id': 'phy_id', 'chip_name': 'name'}
+_MAPPING_LAYOUT = ['NPU ID', 'Chip ID', 'Chip Logic ID', 'Chip Name']
 
 
 def parse_mapping(text):
@@ -321,24 +473,33 @@ def parse_mapping(text):
 
     Returns ``{'devices': [{'npu': 0, 'chip': 0, 'logic_id': 0, 'name': 'Ascend 910B4'},
     {'npu': 0, 'chip': 1, 'logic_id': None, 'name': 'Mcu'}]}``.
+
+    Columns are parted by two or more blanks (a tab) and read by their header labels, in the order printed
+    (``Chip Phy-ID`` of an A3 gives ``phy_id``); a column this parser does not know is kept under ``extra`` keyed
+    by its label. Without a header the columns are those of the sample. A row with more or fewer columns than the
+    header, or whose NPU ID is not a number, goes to ``unparsed``.
     """
     out = {'devices': [], 'unparsed': []}
-    columns = ['npu', 'chip', 'logic_id', 'name']
+    labels = list(_MAPPING_LAYOUT)
     for line in lines_of(text):
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped.startswith('NPU ID'):
-            labels = re.split(r'\s{2,}', stripped)
-            columns = [_MAPPING_COLUMNS.get(snake(label), snake(label)) for label in labels]
+        words = split_columns(stripped)
+        if 'NPU ID' in words:
+            labels = words
             continue
-        words = stripped.split(None, len(columns) - 1)
-        if len(words) != len(columns) or not is_digits(words[0]):
+        keys = [_MAPPING_COLUMNS.get(snake(label)) for label in labels]
+        npu = words[keys.index('npu')] if 'npu' in keys and len(words) == len(labels) else None
+        if npu is None or not is_digits(npu):
             out['unparsed'].append(line)
             continue
         row = {}
-        for key, word in zip(columns, words):
-            row[key] = word if key == 'name' else _number_or_none(word)
+        for label, key, word in zip(labels, keys, words):
+            if key is None:
+                keep_extra(row, label, word)
+            else:
+                row[key] = word if key == 'name' else _number_or_none(word)
         out['devices'].append(row)
     return out
 
@@ -635,6 +796,10 @@ def parse_topo(text):
     An A3 labels rows and columns by die, ``Phy-ID0`` ... (``SIO`` between the two dies of one
     NPU, ``HCCS`` or ``HCCS_SW`` between others) and may print no CPU Affinity column: its
     devices are ``{'phy_id': 12, 'links': {'Phy-ID13': 'SIO'}, 'cpu_affinity': None}``.
+
+    The header labels (parted by two or more blanks) say what each cell of a row is, in the order printed; a column
+    this parser does not know is kept under ``extra`` keyed by its label. A row with more cells than the header, or
+    fewer than its link columns, goes to ``unparsed`` and gives no device.
     """
     out = {'devices': [], 'legend': {}, 'unparsed': []}
     columns = None
@@ -655,21 +820,43 @@ def parse_topo(text):
                 out['unparsed'].append(line)
             continue
         label = _TOPO_LABEL_RE.match(words[0])
-        if columns is None and label and (len(words) == 1 or _TOPO_LABEL_RE.match(words[1]) or words[1] == 'CPU'):
-            columns = [w for w in words if _TOPO_LABEL_RE.match(w)]
+        if columns is None and 'X' not in words and any(_TOPO_LABEL_RE.match(word) for word in words):
+            columns = split_columns(stripped)
             continue
-        if columns is not None and label and len(words) >= len(columns) + 1:
-            cells = words[1:1 + len(columns)]
-            links = {col: cell for col, cell in zip(columns, cells) if col != words[0]}
-            rest = ' '.join(words[1 + len(columns):])
-            if not _cpu_affinity_ok(rest):
+        if columns is not None and label:
+            device = _topo_row(words, columns, label)
+            if device is None or device.pop('bad_affinity', False):
                 out['unparsed'].append(line)
-                rest = ''
-            key = 'npu' if label.group(1) == 'NPU' else 'phy_id'
-            out['devices'].append({key: int(label.group(2)), 'links': links, 'cpu_affinity': rest or None})
+            if device is not None:
+                out['devices'].append(device)
             continue
         out['unparsed'].append(line)
     return out
+
+
+def _topo_row(words, columns, label):
+    """The device of a topology row, its cells read by the column labels; None when the row has more cells than the
+    header, or fewer than its link columns. Cells missing after the link columns (a blank affinity) are None."""
+    values = words[1:]
+    links_only = [column for column in columns if _TOPO_LABEL_RE.match(column)]
+    if len(values) == len(links_only) < len(columns) and columns[:len(links_only)] == links_only:
+        values = values + [None] * (len(columns) - len(values))
+    if len(values) != len(columns):
+        return None
+    key = 'npu' if label.group(1) == 'NPU' else 'phy_id'
+    device = {key: int(label.group(2)), 'links': {}, 'cpu_affinity': None}
+    for column, value in zip(columns, values):
+        if _TOPO_LABEL_RE.match(column):
+            if column != words[0]:
+                device['links'][column] = value
+        elif column == 'CPU Affinity':
+            if _cpu_affinity_ok(value or ''):
+                device['cpu_affinity'] = value or None
+            else:
+                device['bad_affinity'] = True
+        else:
+            keep_extra(device, column, value)
+    return device
 
 
 def _cpu_affinity_ok(text):

@@ -44,10 +44,16 @@ def parse_numactl(text):
 
     Returns ``{'available': 8, 'nodes': [{'id': 0, 'cpus': [0, ..., 23], 'memory_mb': 193050,
     'free_mb': 38779}], 'distances': [[10, 11], [11, 10]]}``.
+
+    The distance table is read by its labels: the ``node`` row names the columns, each row starts with its node;
+    ``distances[i][j]`` is the distance from the i-th to the j-th node in node order, whatever order numactl
+    printed them in. A row with more or fewer numbers than the header goes to ``unparsed``, and a table that does
+    not give one row per column leaves ``distances`` empty rather than misplace a row.
     """
     out = {'available': None, 'nodes': [], 'distances': [], 'unparsed': []}
     nodes = {}
     columns = None
+    rows = {}
     for line in lines_of(text):
         stripped = line.strip()
         if not stripped or stripped == 'node distances:' or stripped == 'No distance information available.':
@@ -74,11 +80,16 @@ def parse_numactl(text):
             continue
         else:
             row = re.match(r'^([0-9]+):((?:\s+[0-9]+)+)$', stripped)
-            if row and columns is not None and all(is_digits(c) for c in row.group(2).split()):
-                out['distances'].append([int(c) for c in row.group(2).split()])
+            values = row.group(2).split() if row else []
+            if (row and columns is not None and is_digits(row.group(1)) and len(values) == len(columns)
+                    and all(is_digits(c) for c in values) and int(row.group(1)) not in rows):
+                rows[int(row.group(1))] = dict(zip(columns, (int(c) for c in values)))
                 continue
         out['unparsed'].append(line)
     out['nodes'] = [nodes[key] for key in sorted(nodes)]
+    if columns is not None and rows and sorted(rows) == sorted(set(columns)) and len(set(columns)) == len(columns):
+        # row i, column j: the distance from node i to node j, whatever the order numactl printed them in
+        out['distances'] = [[rows[i][j] for j in sorted(columns)] for i in sorted(rows)]
     return out
 
 

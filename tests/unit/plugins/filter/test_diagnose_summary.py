@@ -86,3 +86,40 @@ def test_no_finding_says_so_and_bad_input_is_refused():
     assert diagnose_summary({'node01': {'findings': []}})['lines'][-1] == 'no known error code in the logs of any node'
     with pytest.raises(AnsibleFilterError, match='expects'):
         diagnose_summary(['node01'])
+
+
+def _not_all_read(found, read):
+    return {'code': 'not_all_read', 'count': found - read, 'first_seen': None, 'last_seen': None, 'files': [],
+            'devices': [], 'ranks': [], 'lines_without_device': 0, 'files_found': found, 'files_left_out': found - read,
+            'msg': 'read %d of %d files (the CANN logs first, then the newest): raise max_files or narrow paths' % (read, found),
+            'cause': 'Not every log file was read', 'fix': 'Raise max_files', 'source': 'ascend_diagnose'}
+
+
+def test_a_node_not_read_in_full_is_said_and_never_called_clean():
+    results = {'node01': {'findings': [_not_all_read(100006, 200)]}, 'node02': {'findings': []}}
+    out = diagnose_summary(results)
+    assert out['codes'] == []
+    assert out['incomplete'] == [{'node': 'node01', 'msg': 'read 200 of 100006 files (the CANN logs first, then the newest): '
+                                                           'raise max_files or narrow paths'}]
+    assert out['lines'][0] == 'PoD ascend_pod: 2 node(s), 0 known error code(s) found'
+    assert ('not every log file was read on node01: read 200 of 100006 files (the CANN logs first, then the newest): '
+            'raise max_files or narrow paths') in out['lines']
+    assert 'no known error code in the logs of any node' not in out['lines']
+    assert out['lines'][-1] == ('no known error code in the files that were read; the logs of node01 were not read in full, '
+                                'so an error may be in what was left out')
+
+
+def test_a_node_not_read_in_full_next_to_a_code_keeps_the_code_scope():
+    results = {'node01': {'findings': [_finding('EI0006', 2, [1]), _not_all_read(300, 200)]},
+               'node02': {'findings': [_finding('EI0006', 1, [4])]}}
+    out = diagnose_summary(results)
+    assert [(c['code'], c['scope']) for c in out['codes']] == [('EI0006', 'pod')]
+    assert any(line.startswith('not every log file was read on node01: read 200 of 300') for line in out['lines'])
+
+
+def test_ranks_named_by_torch_npu_are_shown_with_the_cards():
+    found = _finding('EI0006', 1, [1])
+    found['ranks'] = [1]
+    out = diagnose_summary({'node01': {'findings': [found]}, 'node02': {'findings': []}})
+    assert out['codes'][0]['per_node'][0]['ranks'] == [1]
+    assert out['lines'][2].startswith('  node node01: 1 line(s), card 1 (rank 1), first')

@@ -382,7 +382,34 @@ def test_npus_on_pcie(node, host_read):
     found = health_findings(node(host_info=host_read(lspci=LSPCI_1)))
     assert found == [{
         'host': H, 'device': None, 'check': 'pcie', 'value': 1, 'expected': 8, 'severity': 'fail',
-        'msg': 'node-07: 1 NPUs visible on PCIe (lspci), expected 8'}]
+        'msg': 'node-07: 1 NPUs visible on PCIe (lspci), expected 8: NPU 0 (bus 0000:c1:00.0), NPU 1 (bus 0000:c2:00.0), '
+               'NPU 3 (bus 0000:82:00.0), NPU 4 (bus 0000:01:00.0), NPU 5 (bus 0000:02:00.0), NPU 6 (bus 0000:41:00.0), '
+               'NPU 7 (bus 0000:42:00.0) are missing'}]
+
+
+# lspci -D -n lines in the format of the real sample host/lspci/mock_910c_n, for the bus ids of INFO_IDLE (synthetic)
+INFO_IDLE_BUSES = ['0000:c1:00.0', '0000:c2:00.0', '0000:81:00.0', '0000:82:00.0', '0000:01:00.0', '0000:02:00.0',
+                   '0000:41:00.0', '0000:42:00.0']
+
+
+def _lspci(buses):
+    return ''.join('%s 1200: 19e5:d802 (rev 20)\n' % bus for bus in sorted(buses))
+
+
+def test_the_npu_missing_from_pcie_is_named_with_its_bus_id(node, host_read):
+    found = of('pcie', health_findings(node(host_info=host_read(lspci=_lspci(INFO_IDLE_BUSES[:6] + INFO_IDLE_BUSES[7:])))))
+    assert [f['msg'] for f in found] == [
+        'node-07: 7 NPUs visible on PCIe (lspci), expected 8: NPU 6 (bus 0000:41:00.0) is missing']
+
+
+def test_an_npu_missing_from_npu_smi_too_is_named_by_its_id(node, host_read, run_module):
+    rows = INFO_IDLE.splitlines(True)
+    at = next(i for i, line in enumerate(rows) if line.startswith('| 6 '))
+    table = ''.join(rows[:at] + rows[at + 3:])       # NPU 6's two rows and the rule after them
+    found = health_findings(node(npu=npu_read(run_module, table=table),
+                                 host_info=host_read(lspci=_lspci(INFO_IDLE_BUSES[:6] + INFO_IDLE_BUSES[7:]))))
+    assert [f['msg'] for f in of('pcie', found)] == [
+        'node-07: 7 NPUs visible on PCIe (lspci), expected 8: NPU 6 is missing from npu-smi info as well']
 
 
 def test_what_host_info_could_not_read_is_a_warning(node, host_read):

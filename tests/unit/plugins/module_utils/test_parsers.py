@@ -148,7 +148,7 @@ def test_info_five_digit_hbm_without_space_before_slash():
 def test_info_process_table():
     parsed = npu_smi.parse_info(_fixture('npu_smi/info/vllm5111_910b2_25.2.0_busy.txt'))
     assert len(parsed['processes']) == 8
-    assert parsed['processes'][7] == {'npu': 7, 'chip': 0, 'pid': 16150, 'name': 'VLLMWorker_DP', 'memory_mb': 43094}
+    assert parsed['processes'][7] == {'npu': 7, 'chip': 0, 'pid': 16150, 'name': 'VLLMWorker_DP', 'memory_mb': 43094, 'container_pid': None}
 
 
 def test_info_empty_process_name_and_byte_header():
@@ -157,7 +157,7 @@ def test_info_empty_process_name_and_byte_header():
             '+======================+===============+====================================================+\n'
             '| 3       0            | 4242          |                          | 1073741824              |\n')
     parsed = npu_smi.parse_info(text)
-    assert parsed['processes'] == [{'npu': 3, 'chip': 0, 'pid': 4242, 'name': '', 'memory_mb': 1024}]
+    assert parsed['processes'] == [{'npu': 3, 'chip': 0, 'pid': 4242, 'name': '', 'memory_mb': 1024, 'container_pid': None}]
     assert parsed['unparsed'] == []
 
 
@@ -290,3 +290,14 @@ def test_unit_keys():
     assert unit_key('NPU Temperature (C)') == 'npu_temperature_c'
     assert unit_key('NPU Real-time Power(W)') == 'npu_real_time_power_w'
     assert unit_key('Aicore curFreq(MHZ)') == 'aicore_cur_freq_mhz'
+
+
+def test_info_26x_process_table_has_a_container_pid_column():
+    """npu-smi 26.x prints a fifth process cell, 'Process id in container': memory stays memory, the name stays the name."""
+    parsed = npu_smi.parse_info(_fixture('npu_smi/info/noroot_910b3_26.1.0_container_pid.txt'))
+    assert parsed['processes'] == [{'npu': 0, 'chip': 0, 'pid': 485946, 'name': 'pytest', 'memory_mb': 5175, 'container_pid': None}]
+    assert parsed['unparsed'] == [] and len(parsed['devices']) == 8
+    # a process started in a container: its pid there (the same row with the NA replaced, a synthetic input)
+    text = _fixture('npu_smi/info/hushell_910b3_26_indented.txt').replace('| NA                      |', '| 4242                    |')
+    assert npu_smi.parse_info(text)['processes'] == [
+        {'npu': 0, 'chip': 0, 'pid': 1712733, 'name': 'sglangschedul', 'memory_mb': 48954, 'container_pid': 4242}]

@@ -195,16 +195,16 @@ def test_unreadable_file_is_a_finding(run_module, tmp_path):
 
 
 def test_unreadable_file_as_root_too(run_module, tmp_path, monkeypatch):
-    """The same through a failing open(), so it runs as root as well."""
+    """The same through a failing open, so it runs as root as well."""
     bad = write(tmp_path, 'logs/plog-2.log', 'ei0006_plog')
-    real_open = open
+    real_open = _diagnose.open_log
 
-    def fake_open(path, *args, **kwargs):
+    def fake_open(path):
         if str(path) == str(bad):
             raise PermissionError(13, 'Permission denied', str(path))
-        return real_open(path, *args, **kwargs)
+        return real_open(path)
 
-    monkeypatch.setattr(_diagnose, 'open', fake_open, raising=False)
+    monkeypatch.setattr(_diagnose, 'open_log', fake_open)
     res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'logs')]})
     assert not res.failed
     assert [f['code'] for f in res.result['findings']] == ['unreadable']
@@ -287,3 +287,149 @@ def test_bad_input_fails_before_reading(run_module, tmp_path, monkeypatch, args,
     res = run_module(ascend_diagnose, args)
     assert res.failed
     assert message in res.result['msg']
+
+
+# ---- torch_npu's "(PID:..., Device:N, RankID:M)" header names the device and rank of the error after it --------------
+
+@pytest.mark.parametrize('case, code, device, rank', [
+    ('ei0006_torch_npu_header', 'EI0006', 1, 1),
+    ('ej0001_torch_npu_header', 'EJ0001', 3, 3),
+    ('ei0002_torch_npu_header', 'EI0002', 0, 101),
+])
+def test_torch_npu_header_names_the_device_and_rank_of_the_code(run_module, tmp_path, case, code, device, rank):
+    write(tmp_path, 'job/train.log', case)
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'job')]})
+    found = by_code(res.result)[code]
+    assert (found['count'], found['devices'], found['lines_without_device']) == (1, [device], 0)
+    assert found['ranks'] == [rank]
+
+
+def test_each_header_ties_its_own_error_in_a_log_of_several_processes(run_module, tmp_path):
+    # one job log with the output of two processes: the file names devices 1 and 3, so only the headers can tell
+    write(tmp_path, 'job/train.log', 'ei0006_torch_npu_header', 'ej0001_torch_npu_header', 'el0004_message')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'job')]})
+    found = by_code(res.result)
+    assert (found['EI0006']['devices'], found['EI0006']['lines_without_device']) == ([1], 0)
+    assert (found['EJ0001']['devices'], found['EJ0001']['lines_without_device']) == ([3], 0)
+    assert (found['EI0006']['ranks'], found['EJ0001']['ranks']) == ([1], [3])
+    # the EL0004 message has no header before it (a blank line ends the header's reach): no device
+    assert (found['EL0004']['devices'], found['EL0004']['lines_without_device']) == ([], 1)
+
+
+def test_a_message_of_another_process_is_not_tied_to_the_header(run_module, tmp_path):
+    # synthetic: the EI0002 line of PID 2969 right after the header of PID 1292363
+    header = CASES['ei0006_torch_npu_header'][1]
+    path = tmp_path / 'train.log'
+    path.write_text('\n'.join([header, CASES['ei0002_message'][0], CASES['ei0006_message'][0]]) + '\n', encoding='utf-8')
+    res = run_module(ascend_diagnose, {'paths': [str(path)]})
+    found = by_code(res.result)
+    # the file names device 1 only (the header), so both codes end on device 1: EI0002 by the file, not by the header
+    assert found['EI0002']['ranks'] == [] and found['EI0002']['devices'] == [1]
+    # EI0006 without a PID of its own is within the header's reach: rank 1
+    assert found['EI0006']['ranks'] == [1]
+
+
+# ---- the files that can hold CANN errors come first; what was not read is said -----------------------------------------
+
+def test_cann_logs_are_read_before_newer_junk_and_what_was_left_out_is_a_finding(run_module, tmp_path):
+    plog = write(tmp_path, 'log/debug/plog/plog-4242_20250101000000000.log', 'ei0006_plog')
+    device = write(tmp_path, 'log/debug/device-2/device-4242_20250101000000000.log', 'ei0006_link_error_info')
+    os.utime(str(plog), (1000000000, 1000000000))
+    os.utime(str(device), (1000000000, 1000000000))
+    junk = tmp_path / 'log' / 'debug' / 'many'
+    junk.mkdir()
+    for index in range(250):
+        (junk / ('f%05d' % index)).write_text('nothing to see\n')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'log')]})
+    assert not res.failed
+    found = by_code(res.result)
+    assert found['EI0006']['count'] == 2 and sorted(found['EI0006']['files']) == sorted([str(plog), str(device)])
+    assert res.result['files_found'] == 252 and len(res.result['files_read']) == 200
+    assert set(res.result['files_read'][:2]) == {str(plog), str(device)}   # the CANN logs first, though the oldest
+    partial = found['not_all_read']
+    assert partial['msg'] == 'read 200 of 252 files (the CANN logs first, then the newest): raise max_files or narrow paths'
+    assert (partial['files_found'], partial['files_left_out'], partial['count']) == (252, 52, 52)
+    assert 'max_files' in partial['fix'] and res.result['findings'][-1]['code'] == 'not_all_read'
+    assert any('252 log files found, only 200 were read' in warning for warning in res.warnings)
+
+
+def test_job_logs_come_before_other_files(run_module, tmp_path):
+    log = write(tmp_path, 'job/train.log', 'el0004_message')
+    os.utime(str(log), (1000000000, 1000000000))
+    for index in range(3):
+        (tmp_path / 'job' / ('core.%d' % index)).write_text('x\n')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'job')], 'max_files': 1})
+    assert res.result['files_read'] == [str(log)]
+    assert by_code(res.result)['not_all_read']['msg'].startswith('read 1 of 4 files')
+
+
+def test_a_truncated_file_is_part_of_what_was_not_read(run_module, tmp_path):
+    log = write(tmp_path, 'plog-big.log', 'ei0006_message', repeat=50)
+    res = run_module(ascend_diagnose, {'paths': [str(log)], 'max_bytes_per_file': 1000})
+    partial = by_code(res.result)['not_all_read']
+    assert partial['msg'] == '1 file(s) read only up to max_bytes_per_file (1000 bytes): raise max_bytes_per_file or use since'
+    assert partial['files'] == [str(log)]
+
+
+def test_everything_read_is_no_not_all_read_finding(run_module, tmp_path):
+    write(tmp_path, 'logs/plog-1.log', 'el0004_message')
+    res = run_module(ascend_diagnose, {'paths': [str(tmp_path / 'logs')]})
+    assert 'not_all_read' not in by_code(res.result) and res.result['files_found'] == 1
+
+
+# ---- a FIFO (or any file that is not a regular file) is never opened -----------------------------------------------------
+
+def _unblocked(func, fifo, seconds=20):
+    """func() in a thread; if it is still blocked after ``seconds``, a writer on the FIFO releases it and the test
+    fails instead of hanging."""
+    import threading
+    box = {}
+
+    def target():
+        box['value'] = func()
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        fd = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        thread.join(10)
+        pytest.fail('ascend_diagnose blocked in open() on the FIFO %s' % fifo)
+    return box['value']
+
+
+def _run_with_timeout(run_module, args, fifo):
+    return _unblocked(lambda: run_module(ascend_diagnose, args), fifo)
+
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs os.mkfifo')
+def test_a_fifo_given_in_paths_is_skipped_not_opened(run_module, tmp_path):
+    fifo = tmp_path / 'f'
+    os.mkfifo(str(fifo))
+    res = _run_with_timeout(run_module, {'paths': [str(fifo)]}, fifo)
+    assert not res.failed
+    assert res.result['findings'] == [] and res.result['files_read'] == []
+    assert res.result['skipped'] == [{'path': str(fifo), 'msg': '%s is a FIFO, not a log file; not read' % fifo}]
+    assert any('is a FIFO, not a log file' in warning for warning in res.warnings)
+
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs os.mkfifo')
+def test_a_fifo_and_a_broken_link_in_a_directory_are_listed_as_skipped(run_module, tmp_path):
+    log = write(tmp_path, 'logs/plog-1.log', 'el0004_message')
+    fifo = tmp_path / 'logs' / 'pipe'
+    os.mkfifo(str(fifo))
+    os.symlink(str(tmp_path / 'nowhere'), str(tmp_path / 'logs' / 'broken.log'))
+    res = _run_with_timeout(run_module, {'paths': [str(tmp_path / 'logs')]}, fifo)
+    assert res.result['files_read'] == [str(log)]
+    assert sorted(item['path'] for item in res.result['skipped']) == sorted([str(fifo), str(tmp_path / 'logs' / 'broken.log')])
+
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs os.mkfifo')
+def test_a_file_swapped_for_a_fifo_after_it_was_listed_is_not_read(tmp_path):
+    # the second guard: open with O_NONBLOCK and check what was opened
+    fifo = tmp_path / 'plog-1.log'
+    os.mkfifo(str(fifo))
+    scanner = _diagnose.LogScanner(10, 1000)
+    _unblocked(lambda: scanner.scan_file(str(fifo)), fifo)
+    assert scanner.files_read == [] and scanner.skipped[0]['msg'].endswith('is a FIFO, not a log file; not read')

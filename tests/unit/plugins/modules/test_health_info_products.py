@@ -123,4 +123,5 @@ def test_the_two_chips_of_a_duo_card_are_one_pcie_function(run_module, host):
     assert not [f for f in health_findings({'host': HOST, 'npu': npu, 'host_info': host_info}, {'npus_per_node': 2})
                 if f['check'] == 'pcie']
     missing = health_findings({'host': HOST, 'npu': npu, 'host_info': dict(host_info, count=0)}, {'npus_per_node': 2})
-    assert [f['msg'] for f in missing if f['check'] == 'pcie'] == ['%s: 0 NPUs visible on PCIe (lspci), expected 1' % HOST]
+    assert [f['msg'] for f in missing if f['check'] == 'pcie'] == [
+        '%s: 0 NPUs visible on PCIe (lspci), expected 1: NPU 8 (bus 0000:01:00.0) is missing' % HOST]

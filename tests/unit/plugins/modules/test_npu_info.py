@@ -81,7 +81,7 @@ def test_default_result_shape(run_module):
     assert result['devices']['4']['topo']['cpu_affinity'] == '0-23'
     assert 'unparsed' not in dev0['board']
     assert len(result['processes']) == 8
-    assert result['processes'][0] == {'npu': 0, 'chip': 0, 'pid': 16143, 'name': 'VLLMWorker_DP', 'memory_mb': 43095}
+    assert result['processes'][0] == {'npu': 0, 'chip': 0, 'pid': 16143, 'name': 'VLLMWorker_DP', 'memory_mb': 43095, 'container_pid': None}
     product = result['summary'].pop('product')
     assert result['summary'] == {
         'all_healthy': True, 'unhealthy': [], 'busy': list(range(8)),
