@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of stage 6 (role numa_bind): the settings check, the NPU binding map, the findings and the AI Core statistics.
+"""Filters of stage 6 (role numa_bind): the settings check, the NPU binding map, the run user, the undoing of a failed
+install, the findings and the AI Core statistics.
 
 The documentation of each filter is in the .yml file of the same name.
 """
@@ -24,6 +25,14 @@ SAMPLE_SECONDS_MAX = 3600
 # the user name rules of useradd (NAME_REGEX of Debian, the shadow-utils default elsewhere)
 _NAME_FIRST = 'abcdefghijklmnopqrstuvwxyz_'
 _NAME_REST = _NAME_FIRST + '0123456789-.'
+# the comment (GECOS) of the run user the role creates: it tells an account stage 6 created from anyone else's
+RUN_USER_COMMENT = 'Ascend workload (npuops.ascend npu-bind)'
+RUN_USER_EXISTING = ('refuse', 'use')
+# groups whose members are root, or can become root or read root's data, without a password (sudo and wheel may ask
+# for one, but the rank's code must not even be one password away): the ranks never run in them
+PRIVILEGED_GROUPS = ('root', 'wheel', 'sudo', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'kmem', 'shadow')
+# the modes the role writes the map and the launcher with
+FILE_MODES = {'map': '0644', 'launcher': '0755'}
 
 
 def _whole(value):
@@ -83,10 +92,126 @@ def numa_bind_problems(settings):
     if seconds is None or not 0 <= seconds <= SAMPLE_SECONDS_MAX:
         problems.append('numa_bind_aicore_sample_seconds %r is outside 0-%d (0 turns the sampling off)'
                         % (settings.get('aicore_sample_seconds'), SAMPLE_SECONDS_MAX))
+    existing = settings.get('run_user_existing', 'refuse')
+    if existing not in RUN_USER_EXISTING:
+        problems.append('numa_bind_run_user_existing %r must be refuse (stop when the run user exists and stage 6 did '
+                        'not create it) or use (run the ranks as that account, left as it is)' % (existing,))
     _absolute('numa_bind_map_path', settings.get('map_path'), problems)
     _absolute('numa_bind_launcher_path', settings.get('launcher_path'), problems)
     _absolute('numa_bind_launcher_python', settings.get('launcher_python'), problems)
     return problems
+
+
+def _member_of(name, gid, groups):
+    """The privileged groups of an account: its primary group by gid, and the groups listing it as a member."""
+    found = set()
+    for group, fields in (groups or {}).items():
+        if group not in PRIVILEGED_GROUPS or not isinstance(fields, (list, tuple)):
+            continue
+        group_gid = fields[1] if len(fields) > 1 else None
+        members = [member.strip() for member in (fields[2] if len(fields) > 2 and fields[2] else '').split(',')]
+        if name in members or (gid is not None and str(group_gid) == str(gid)):
+            found.add(group)
+    if str(gid) == '0':
+        found.add('root')
+    return sorted(found)
+
+
+def numa_bind_run_user(passwd, host, context):
+    """What stage 6 does with the run user on one node, from getent passwd/group, before anything changes.
+
+    Returns ``{manage, state, comment, problems, warnings}``: ``manage`` tells whether ansible.builtin.user may create
+    or update the account (only one that is missing or that stage 6 created: its comment is RUN_USER_COMMENT);
+    ``problems`` (sentences naming the node) stop every node before the first change.
+    """
+    if not isinstance(context, Mapping):
+        raise AnsibleFilterError('numa_bind_run_user expects a dict as its context, got %s' % type(context).__name__)
+    name = context.get('run_user')
+    existing = context.get('existing', 'refuse')
+    create = context.get('create', True)
+    create = create if isinstance(create, bool) else str(create).lower() in ('1', 'true', 'yes', 'on')
+    groups = context.get('groups')
+    entry = (passwd or {}).get(name) if isinstance(passwd, Mapping) else None
+    plan = {'manage': False, 'state': None, 'comment': RUN_USER_COMMENT, 'problems': [], 'warnings': []}
+    if not entry:
+        plan['state'] = 'absent'
+        if create:
+            plan['manage'] = True
+        else:
+            plan['problems'].append('%s: the run user %s does not exist and numa_bind_run_user_create is false: create the '
+                                    'account, or set numa_bind_run_user_create: true' % (host, name))
+        return plan
+    if isinstance(entry[0], (list, tuple)):  # several entries of one name (files and LDAP): the first one counts
+        entry = entry[0]
+    fields = list(entry) + [''] * 6
+    uid, gid, comment, shell = fields[1], fields[2], fields[3], fields[5]
+    ours = comment.strip() == RUN_USER_COMMENT
+    plan['state'] = 'created by stage 6' if ours else (
+        'existing, used as it is' if existing == 'use' else 'existing, not created by stage 6')
+    if str(uid).strip() == '0':
+        plan['problems'].append('%s: the run user %s may not run the ranks: it has uid 0 (root), so the code of every rank '
+                                'would run as root. Choose another account for numa_bind_run_user' % (host, name))
+        return plan
+    if groups is None:
+        plan['warnings'].append('%s: the groups of the run user %s could not be listed (getent group), so its membership '
+                                'of %s was not checked' % (host, name, ', '.join(PRIVILEGED_GROUPS)))
+    privileged = _member_of(name, gid, groups)
+    if privileged:
+        plan['problems'].append(
+            "%s: the run user %s may not run the ranks: it is in the group%s %s, which give%s root or root's data, so the "
+            'code of every rank could act as root. Choose another account for numa_bind_run_user, or take %s out of %s'
+            % (host, name, 's' if len(privileged) > 1 else '', ', '.join(privileged), '' if len(privileged) > 1 else 's',
+               name, 'those groups' if len(privileged) > 1 else 'that group'))
+        return plan
+    if ours:
+        plan['manage'] = bool(create)
+    elif existing != 'use':
+        plan['problems'].append(
+            "%s: the run user %s already exists (uid %s, shell %s, comment %r) and stage 6 did not create it (its comment "
+            "is not %r): making it the run user would set its shell to /sbin/nologin and its comment. Choose an unused "
+            "name for numa_bind_run_user (default npuops), or set numa_bind_run_user_existing: use to run the ranks as "
+            "%s exactly as it is" % (host, name, uid, shell or 'none', comment, RUN_USER_COMMENT, name))
+    return plan
+
+
+def _launcher_failed(check, user):
+    """True when the launcher test ran and did not print the run user."""
+    if not isinstance(check, Mapping) or 'rc' not in check or check.get('skipped'):
+        return False
+    return check.get('rc') != 0 or (check.get('stdout') or '').strip() != user
+
+
+def numa_bind_restore(written, check, user):
+    """What to undo when the launcher test failed: the map and the launcher this run replaced or created.
+
+    ``written`` is ``{map: result, launcher: result}``, the registered results of the map and the launcher tasks
+    (copy/template with ``backup: true``). Returns ``[{path, backup, action, mode}]``: ``restore`` from the backup the task made, or
+    ``remove`` a file that did not exist before; empty when the test passed or did not run.
+    """
+    if not _launcher_failed(check, user):
+        return []
+    if not isinstance(written, Mapping):
+        raise AnsibleFilterError('numa_bind_restore expects {map: result, launcher: result}, got %s'
+                                 % type(written).__name__)
+    undo = []
+    for kind in ('map', 'launcher'):
+        result = written.get(kind)
+        if not isinstance(result, Mapping) or not result.get('changed') or not result.get('dest'):
+            continue
+        backup = result.get('backup_file') or None
+        undo.append({'path': result['dest'], 'backup': backup, 'action': 'restore' if backup else 'remove',
+                     'mode': FILE_MODES[kind]})
+    return undo
+
+
+def _undone_text(restored):
+    parts = []
+    for item in restored or []:
+        if item.get('action') == 'restore':
+            parts.append('%s put back from %s' % (item.get('path'), item.get('backup')))
+        else:
+            parts.append('%s removed (it did not exist before)' % item.get('path'))
+    return '. The files of this run were undone: %s' % '; '.join(parts) if parts else ''
 
 
 def _compact(cpus):
@@ -200,14 +325,19 @@ def numa_bind_findings(binding, host, context):
                                  'transparent hugepages are %s, not %s (/sys/kernel/mm/transparent_hugepage/enabled)'
                                  % (thp if thp else 'unknown', want_thp), severity))
     check = context.get('launcher_check') or {}
-    if isinstance(check, Mapping) and 'rc' in check and not check.get('skipped'):
-        user = context.get('run_user')
+    user = context.get('run_user')
+    if _launcher_failed(check, user):
         out = (check.get('stdout') or '').strip()
-        if check.get('rc') != 0 or out != user:
-            found.append(finding(host, None, 'launcher', out or None, user,
-                                 '%s did not run a test command as %s (rc=%s): %s' % (
-                                     context.get('launcher_path'), user, check.get('rc'),
-                                     (check.get('stderr') or out or 'no output').strip())))
+        found.append(finding(host, None, 'launcher', out or None, user,
+                             '%s did not run a test command as %s (rc=%s): %s%s' % (
+                                 context.get('launcher_path'), user, check.get('rc'),
+                                 (check.get('stderr') or out or 'no output').strip(),
+                                 _undone_text(context.get('restored')))))
+    plan = context.get('run_user_plan') or {}
+    if isinstance(plan, Mapping):
+        for text in plan.get('warnings') or []:
+            found.append({'host': host, 'device': None, 'check': 'run_user', 'value': None, 'expected': None,
+                          'severity': WARN, 'msg': text})
     return found
 
 
@@ -249,5 +379,7 @@ class FilterModule:
             'numa_bind_problems': numa_bind_problems,
             'numa_bind_map': numa_bind_map,
             'numa_bind_findings': numa_bind_findings,
+            'numa_bind_run_user': numa_bind_run_user,
+            'numa_bind_restore': numa_bind_restore,
             'aicore_stats': aicore_stats,
         }

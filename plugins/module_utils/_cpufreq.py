@@ -20,6 +20,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common imp
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import (
     ModuleFailure,
     ToolError,
+    VENDOR_DIRS,
     cmd_to_text,
     failed_call,
     find_tool,
@@ -87,9 +88,11 @@ def plan(current, governor, selected):
 class Sysfs:
     name = 'sysfs'
 
-    def __init__(self, root, host=None):
+    def __init__(self, root, host=None, instead_of=None):
         self.root = root
         self.host = host
+        # why method auto read sysfs: where cpupower was looked for, or None when sysfs was asked for
+        self.instead_of = instead_of
 
     def path(self, cpu, leaf='scaling_governor'):
         return os.path.join(self.root, 'cpu%d' % cpu, 'cpufreq', leaf)
@@ -186,7 +189,11 @@ class Cpupower:
 
 
 def choose_backend(module, runner, method, cpupower_path, host):
-    """The backend for ``method``; ``auto`` falls back to sysfs only when cpupower was not given and is not found."""
+    """The backend for ``method``; ``auto`` falls back to sysfs only when cpupower was not given and is not found.
+
+    The sysfs backend of such a fallback says where cpupower was looked for (``instead_of``), so that a later
+    failure can name the missing tool.
+    """
     if method == 'sysfs':
         return Sysfs(SYSFS_CPU, host)
     try:
@@ -194,4 +201,15 @@ def choose_backend(module, runner, method, cpupower_path, host):
     except ToolError:
         if method == 'cpupower' or cpupower_path:
             raise
-    return Sysfs(SYSFS_CPU, host)
+    return Sysfs(SYSFS_CPU, host, instead_of='%s was not found (looked in %s and PATH)' % (CPUPOWER, ', '.join(VENDOR_DIRS)))
+
+
+def no_policy_message(backend, where):
+    """The failure when no CPU has a cpufreq policy; names the missing cpupower when method auto fell back to sysfs."""
+    text = 'no CPU with a cpufreq policy found (method %s, %s).' % (backend.name, where)
+    instead_of = getattr(backend, 'instead_of', None)
+    if instead_of:
+        return ('%s %s, so method auto read the sysfs files instead. Load a cpufreq driver (e.g. cppc_cpufreq) or check '
+                'the cpus option; to use cpupower, install it (it comes with the kernel tools package: kernel-tools or '
+                'linux-tools).' % (text, instead_of))
+    return '%s Load a cpufreq driver (e.g. cppc_cpufreq) or check the cpus option.' % text

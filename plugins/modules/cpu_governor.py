@@ -133,6 +133,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._cpufreq import (  #
     choose_backend,
     compact,
     expand_cpus,
+    no_policy_message,
     plan,
 )
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, Runner, host_name  # noqa: E402
@@ -168,8 +169,7 @@ def run(module, params, warnings):
                         '(lscpu).' % (host, compact(decided['holes']), where))
     before = decided['before']
     if not before:
-        raise ModuleFailure('no CPU with a cpufreq policy found (method %s). Load a cpufreq driver (e.g. cppc_cpufreq) '
-                            'or check the cpus option.' % backend.name, subject=host)
+        raise ModuleFailure(no_policy_message(backend, where), subject=host)
     todo = decided['todo']
     result = {'changed': bool(todo), 'method': backend.name, 'changed_cpus': compact(todo), 'before': _by_cpu(before),
               'after': _by_cpu(decided['expected'] if todo else before), 'commands': []}

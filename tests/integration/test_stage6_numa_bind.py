@@ -6,8 +6,10 @@ The simulated nodes share the host's /etc and /usr/local/bin, so the map and the
 as it would be on every real node. The tests run in the order written: the first ones need a fresh PoD.
 """
 
+import contextlib
 import json
 import os
+import pwd
 import re
 import subprocess
 
@@ -20,6 +22,9 @@ MAP = "/var/lib/npuops/numa-bind.json"
 LAUNCHER = "/var/lib/npuops/bin/npu-bind"
 EXTRA = {"numa_bind_map_path": MAP, "numa_bind_launcher_path": LAUNCHER}
 USER = "npuops"
+# an account of the host (the nodes share its /etc/passwd) that stage 6 did not create; removed after each test
+VICTIM = "numa-it-victim"
+VICTIM_COMMENT = "Victim Person,Room 1"
 # NPU -> NUMA node of an Atlas 800T A2 (npu-smi info -t topo): NPU0/1 on CPUs 144-167
 WANT = {0: (6, "144-167"), 1: (6, "144-167"), 2: (4, "96-119"), 3: (4, "96-119"),
         4: (0, "0-23"), 5: (0, "0-23"), 6: (2, "48-71"), 7: (2, "48-71")}
@@ -48,6 +53,18 @@ def _recap(output):
     return dict((host, int(changed)) for host, changed in re.findall(r"^(node\d+)\s+: ok=\d+\s+changed=(\d+)", output, re.M))
 
 
+@contextlib.contextmanager
+def _account(name, comment):
+    """A login account on this host (and so on every simulated node) for the duration of a test."""
+    subprocess.run(["userdel", name], capture_output=True, check=False)
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/bash", "--comment", comment, name], check=True,
+                   capture_output=True)
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
 def _bind(pod, node, *argv):
     """npu-bind on a node: (rc, stdout, stderr), whatever the exit code."""
     proc = subprocess.run([PODCTL, "exec", "--base", pod.base, node, "--", LAUNCHER] + list(argv), capture_output=True,
@@ -70,6 +87,20 @@ def test_bad_setting_stops_before_any_change(pod, extra, words):
     assert rc != 0, out
     for text in words:
         assert text in out, out
+    assert _state(pod) == before
+    assert _governor(pod, NODES[0]) == {"ondemand"}
+
+
+def test_an_existing_account_stage6_did_not_create_is_refused_before_any_change(pod):
+    before = _state(pod)
+    with _account(VICTIM, VICTIM_COMMENT) as account:
+        rc, out = pod.playbook(PLAYBOOK, dict(EXTRA, numa_bind_run_user=VICTIM))
+        assert rc != 0, out
+        assert ("node01: the run user %s already exists (uid %d, shell /bin/bash, comment '%s') and stage 6 did not "
+                "create it" % (VICTIM, account.pw_uid, VICTIM_COMMENT)) in out, out
+        assert "set numa_bind_run_user_existing: use to run the ranks as %s exactly as it is" % VICTIM in out, out
+        assert "Nothing was changed on any node" in out, out
+        assert pwd.getpwnam(VICTIM) == account          # shell, comment and home untouched
     assert _state(pod) == before
     assert _governor(pod, NODES[0]) == {"ondemand"}
 
@@ -124,7 +155,9 @@ def test_launcher_binds_the_rank_and_runs_it_as_the_run_user(pod):
 
 def test_launcher_refuses_bad_usage_unknown_npus_and_root(pod):
     node = NODES[0]
-    cases = [(["x", "--", "true"], 2, "RANK 'x' is not a whole number >= 0"),
+    cases = [(["x", "--", "true"], 2, "RANK 'x' is not a whole number from 0 to 999999"),
+             (["\u00b2", "--", "true"], 2, "RANK '\\xb2' is not a whole number from 0 to 999999"),
+             (["9" * 5000, "--", "true"], 2, "RANK '99999999999999999999...' is not a whole number from 0 to 999999"),
              (["1", "true"], 2, "missing '--' between RANK and the command"),
              (["1", "--"], 2, "no command after '--'"),
              (["1", "2", "--", "true"], 2, "expected one RANK before '--', got 2 argument(s)")]
@@ -153,10 +186,37 @@ def test_second_run_changes_nothing(pod):
     assert _recap(out) == dict((node, 0) for node in NODES), out
 
 
+def test_a_failed_launcher_test_puts_the_previous_map_back(pod):
+    # taskset cannot pin 144-167 on this host, so the launcher test fails: the numactl map of the last run comes back
+    node = NODES[0]
+    before = _files(pod, node)
+    rc, out = pod.playbook(PLAYBOOK, dict(EXTRA, numa_bind_method="taskset"))
+    assert rc != 0, out
+    backup = re.search(r"%s put back from (%s\.[^ ;\"]+~)" % (re.escape(MAP), re.escape(MAP)), out)
+    assert backup, out
+    assert "did not run a test command as %s (rc=1): taskset: failed to set pid" % USER in out, out
+    assert _files(pod, node) == before
+    kept = os.path.join(pod.node_dir(node), "npuops", os.path.basename(backup.group(1)))
+    assert json.loads(open(kept).read())["method"] == "numactl"
+    runs = sorted(r for r in os.listdir(pod.reports) if os.path.isdir(os.path.join(pod.reports, r, "stage6-numa_bind")))
+    record = json.load(open(os.path.join(pod.reports, runs[-1], "stage6-numa_bind", "%s.json" % node)))
+    assert record["backups"]["map"] == backup.group(1) and record["backups"]["launcher"] is None
+    assert record["restored"] == [{"path": MAP, "backup": backup.group(1), "action": "restore", "mode": "0644"}]
+
+
 def test_taskset_method(pod):
     # this host has fewer CPUs than an Atlas node, so taskset could not pin 144-167 here: look at the plan only
     rc, out = pod.playbook(PLAYBOOK, dict(EXTRA, numa_bind_method="taskset", numa_bind_verify_enabled=False))
     assert rc == 0, out
     plan = json.loads(pod.node(NODES[0], LAUNCHER, "--dry-run", "0", "--", "python3", "-V"))
-    assert plan["method"] == "taskset" and plan["argv"][1:] == ["-c", "144-167", "python3", "-V"]
+    assert plan["method"] == "taskset" and plan["argv"][1:] == ["-c", "--", "144-167", "python3", "-V"]
     assert plan["argv"][0].endswith("/taskset") and plan["user"] == USER
+
+
+def test_an_existing_account_is_used_as_it_is_when_told(pod):
+    with _account(VICTIM, VICTIM_COMMENT) as account:
+        rc, out = pod.playbook(PLAYBOOK, dict(EXTRA, numa_bind_run_user=VICTIM, numa_bind_run_user_existing="use"))
+        assert rc == 0, out
+        assert pwd.getpwnam(VICTIM) == account          # still /bin/bash, the same comment and home
+        assert pod.node(NODES[0], LAUNCHER, "0", "--", "id", "-un").strip() == VICTIM
+        assert json.loads(_files(pod, NODES[0])["map"])["run_user"] == VICTIM

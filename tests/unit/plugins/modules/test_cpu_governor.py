@@ -193,3 +193,25 @@ def test_negative_timeout_is_refused(run_module):
     res = run_module(cpu_governor, {'governor': 'performance', 'timeout': -1}, {})
     assert res.failed and res.calls == []
     assert res.result['msg'] == 'cpu_governor: timeout must be 0 or more (0 disables the limit), got -1.'
+
+
+def test_auto_without_cpupower_and_without_a_cpufreq_policy_names_the_missing_cpupower(run_module, tmp_path, monkeypatch):
+    (tmp_path / 'cpu0').mkdir()          # a CPU without a cpufreq directory: no driver loaded
+    (tmp_path / 'cpu1').mkdir()
+    monkeypatch.setattr(_cpufreq, 'SYSFS_CPU', str(tmp_path))
+    res = run_module(cpu_governor, {'governor': 'performance'}, {}, bin_paths={'cpupower': None})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == (
+        '%s: no CPU with a cpufreq policy found (method sysfs, in %s). cpupower was not found (looked in '
+        '/usr/local/Ascend/driver/tools, /usr/local/sbin, /usr/local/bin and PATH), so method auto read the sysfs files '
+        'instead. Load a cpufreq driver (e.g. cppc_cpufreq) or check the cpus option; to use cpupower, install it (it '
+        'comes with the kernel tools package: kernel-tools or linux-tools).' % (HOST, tmp_path))
+
+
+def test_sysfs_chosen_by_the_user_without_a_cpufreq_policy_does_not_blame_cpupower(run_module, tmp_path, monkeypatch):
+    (tmp_path / 'cpu0').mkdir()
+    monkeypatch.setattr(_cpufreq, 'SYSFS_CPU', str(tmp_path))
+    res = run_module(cpu_governor, {'governor': 'performance', 'method': 'sysfs'}, {})
+    assert res.failed
+    assert res.result['msg'] == ('%s: no CPU with a cpufreq policy found (method sysfs, in %s). Load a cpufreq driver '
+                                 '(e.g. cppc_cpufreq) or check the cpus option.' % (HOST, tmp_path))
