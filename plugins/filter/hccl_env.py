@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The managed HCCL environment of a node: hccl_env (validate and render) and hccl_env_file (the file text).
+"""The managed HCCL environment of a node: hccl_env (validate and render), hccl_env_node_check (what is at the file's
+path on the node) and hccl_env_file (the file text).
 
 The documentation of each filter is in the .yml file of the same name next to this file; the rules and their
 sources are listed in hccl_env.yml.
@@ -9,9 +10,11 @@ sources are listed in hccl_env.yml.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
+from decimal import Decimal
 
 from ansible.errors import AnsibleFilterError
 
@@ -38,14 +41,25 @@ ENV = (
 )
 SUFFIXES = tuple(suffix for suffix, _name in ENV)
 CONTEXT_KEYS = ('node_count', 'parameter_plane', 'npu_addresses', 'management_ifname', 'product', 'allow_loopback_if_ip',
-                'lossless_priority', 'lossless_dscp')
+                'lossless_priority', 'lossless_dscp', 'product_family')
 DEFAULT_PRODUCT = 'Atlas 800T A2'
+# npuops_product_family (docs/products.md): A2 and A3 select the HCCL algorithm adaptively; the 910A (Atlas training
+# series) has a fixed default; the 310 families have no RoCE ports (no HCCL traffic between servers)
+FAMILIES = ('A2', 'A3', '910A', '310P', '310', '310B')
+DEFAULT_FAMILY = 'A2'
+ADAPTIVE_ALGO_FAMILIES = ('A2', 'A3')
+NO_ROCE_FAMILIES = ('310P', '310', '310B')
+
+# the managed file: the role's defaults, and what its settings are called
+FILE_KEYS = ('path', 'owner', 'group', 'mode')
+FILE_DEFAULTS = {'path': '/etc/profile.d/npuops-hccl.sh', 'owner': 'root', 'group': 'root', 'mode': '0644'}
 
 PORTS_USED = 32                 # HCCL_IF_BASE_PORT: HCCL listens on 32 ports from the base (CANN 8.3 and later)
 BASE_PORT_RANGE = (1024, 65520)
 CONNECT_TIMEOUT_RANGE = (120, 7200)
 EXEC_TIMEOUT_RANGE = (0, 2147483647)
-EXEC_TIMEOUT_AIV_MAX = 1091
+EXEC_TIMEOUT_AIV_MAX = 1091     # AIV mode: 0 and anything above count as 1091 (CANN envref_07_0078)
+EXEC_TIMEOUT_DECIMALS = 2       # 10 ms precision in AIV mode (and AI_CPU mode on A3)
 BUFFSIZE_MAX_MB = 32768         # 2 x 32768 MB per communicator is the whole 64 GB of HBM of a 910B
 BYTES_PER_MB = 1024 * 1024
 HCCL_DEFAULT_RDMA_SL = 4
@@ -83,6 +97,7 @@ ALLOC_KEYS = {
     'pinned_max_cached_size_mb': ('int', 1, None, 'a positive integer number of MB'),
 }
 _NUMBER_RE = re.compile(r'^(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})$')
+_SECONDS_RE = re.compile(r'^-?[0-9]{1,18}(?:\.[0-9]{1,18})?$')
 _DIGITS_RE = re.compile(r'^[0-9]{1,18}$')
 
 HEADER = '# managed by npuops.ascend (role hccl_env): changes here are overwritten'
@@ -99,6 +114,7 @@ class _Report:
     def __init__(self):
         self.problems = []
         self.advice = []
+        self.algo = None
 
     def problem(self, suffix, value, text):
         variable = 'hccl_env_' + suffix
@@ -176,6 +192,13 @@ def _context(context):
     if not isinstance(allow, bool):
         _error('hccl_env', 'context allow_loopback_if_ip %s is not a boolean' % show(allow))
     ctx['allow_loopback_if_ip'] = allow
+    family = context.get('product_family')
+    if _unset(family):
+        family = DEFAULT_FAMILY
+    if not isinstance(family, str) or family.strip() not in FAMILIES:
+        _error('hccl_env', 'context product_family %s is not a product family: the families are %s'
+               % (show(family), ', '.join(FAMILIES)))
+    ctx['product_family'] = family.strip()
     for key, high in (('lossless_priority', PRIORITY_MAX), ('lossless_dscp', DSCP_MAX)):
         value = context.get(key)
         number = None if value is None else integer(value)
@@ -258,20 +281,53 @@ def _connect_timeout(report, value, _ctx):
     return None if seconds is None else str(seconds)
 
 
+def _seconds(value):
+    """The Decimal of an int, a float or a string of a decimal number of seconds, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        value = repr(value)
+    if isinstance(value, str) and _SECONDS_RE.match(value.strip()):
+        return Decimal(value.strip())
+    return None
+
+
+def _plain(number):
+    """A Decimal as HCCL reads it: no exponent, no trailing zeros after the point (30.00 -> 30, 1.50 -> 1.5)."""
+    text = format(number, 'f')
+    return text.rstrip('0').rstrip('.') if '.' in text else text
+
+
 def _exec_timeout(report, value, ctx):
     low, high = EXEC_TIMEOUT_RANGE
-    seconds = _whole(report, 'exec_timeout', value, low, high, 'HCCL_EXEC_TIMEOUT is in seconds, 0 means no limit')
+    why = 'HCCL_EXEC_TIMEOUT is in seconds, 0 means no limit'
+    seconds = _seconds(value)
     if seconds is None:
+        report.problem('exec_timeout', value, 'is not a number of seconds from %d to %d: %s' % (low, high, why))
         return None
-    if ctx.get('mode') == 'AIV':
-        if seconds > EXEC_TIMEOUT_AIV_MAX:
-            report.problem('exec_timeout', value, 'is above %d: with HCCL_OP_EXPANSION_MODE AIV HCCL caps HCCL_EXEC_TIMEOUT at %d '
-                           'seconds, so set at most %d' % (EXEC_TIMEOUT_AIV_MAX, EXEC_TIMEOUT_AIV_MAX, EXEC_TIMEOUT_AIV_MAX))
+    if not low <= seconds <= high:
+        report.problem('exec_timeout', value, 'is outside %d-%d: %s' % (low, high, why))
+        return None
+    # 10 ms steps in AIV mode, and in AI_CPU mode on A3; whole seconds in the HOST / HOST_TS modes (CANN envref_07_0078)
+    fine = ctx.get('mode') == 'AIV' or (ctx.get('mode') == 'AI_CPU' and ctx['product_family'] == 'A3')
+    if seconds != seconds.to_integral_value():
+        if not fine:
+            report.problem('exec_timeout', value, 'is not a whole number of seconds: HCCL_EXEC_TIMEOUT takes whole seconds in '
+                           'the HOST and HOST_TS modes (HOST is the default on Atlas A2); steps of 10 ms such as 0.05 only '
+                           'with HCCL_OP_EXPANSION_MODE AIV (or AI_CPU on Atlas A3)')
             return None
-        if seconds == 0:
-            report.advice.append('hccl_env_exec_timeout 0: with HCCL_OP_EXPANSION_MODE AIV there is no unlimited wait, '
-                                 'HCCL uses %d seconds' % EXEC_TIMEOUT_AIV_MAX)
-    return str(seconds)
+        if seconds != seconds.quantize(Decimal(1).scaleb(-EXEC_TIMEOUT_DECIMALS)):
+            report.sentence('exec_timeout', value, 'hccl_env_exec_timeout %r has more than two decimals: HCCL_EXEC_TIMEOUT has '
+                            'a precision of 10 ms (0.01 s) in AIV mode' % (value,))
+            return None
+    if ctx.get('mode') == 'AIV' and (seconds == 0 or seconds > EXEC_TIMEOUT_AIV_MAX):
+        report.advice.append('hccl_env_exec_timeout %s: with HCCL_OP_EXPANSION_MODE AIV HCCL waits at most %d seconds (0 and '
+                             'anything above %d count as %d), so HCCL_EXEC_TIMEOUT=%d is written'
+                             % (value, EXEC_TIMEOUT_AIV_MAX, EXEC_TIMEOUT_AIV_MAX, EXEC_TIMEOUT_AIV_MAX, EXEC_TIMEOUT_AIV_MAX))
+        return str(EXEC_TIMEOUT_AIV_MAX)
+    return _plain(seconds)
 
 
 def _buffsize(report, value, _ctx):
@@ -423,6 +479,36 @@ def _is_power_of_two(number):
     return number > 0 and number & (number - 1) == 0
 
 
+def _auto_algo(report, value, ctx):
+    """What auto writes, and why: nothing where HCCL selects the algorithm itself (A2, A3; CANN envref_07_0079), nothing
+    without RoCE ports, and on the 910A NHR for a node count that is not a power of two (its fixed default is ring)."""
+    family = ctx['product_family']
+    written = None
+    if family in ADAPTIVE_ALGO_FAMILIES:
+        why = ('HCCL_ALGO is not written: on Atlas %s HCCL chooses the algorithm itself from the product, the number of '
+               'servers and the data size, and a set HCCL_ALGO would turn that off' % family)
+    elif family in NO_ROCE_FAMILIES:
+        why = ('HCCL_ALGO is not written: a %s node has no RoCE ports, so HCCL has no traffic between servers (level1) to '
+               'choose an algorithm for' % family)
+    else:
+        nodes = ctx['node_count']
+        if nodes is None:
+            report.problem('algo', value, 'needs the number of nodes on the %s: auto chooses HCCL_ALGO from the context '
+                           'node_count, which is not given' % family)
+            return None
+        if _is_power_of_two(nodes):
+            why = ('HCCL_ALGO is not written for %d node%s (a power of two): without it the %s uses H-D_R, which suits that '
+                   'count' % (nodes, '' if nodes == 1 else 's', family))
+        else:
+            written = ALGO_AUTO_NON_POWER_OF_TWO
+            why = ('HCCL_ALGO=%s for %d nodes: without HCCL_ALGO the %s uses ring for a node count that is not a power of two '
+                   '(steps linear in the node count); NHR takes a logarithmic number of steps at any node count'
+                   % (written, nodes, family))
+    report.advice.append('hccl_env_algo auto: ' + why)
+    report.algo = {'setting': 'auto', 'value': written, 'why': why}
+    return written
+
+
 def _algo(report, value, ctx):
     if not isinstance(value, str):
         report.problem('algo', value, 'is not a string: HCCL_ALGO is level0:NA;level1:<algorithm> or '
@@ -430,24 +516,14 @@ def _algo(report, value, ctx):
         return None
     text = value.strip()
     if text == 'auto':
-        nodes = ctx['node_count']
-        if nodes is None:
-            report.problem('algo', value, 'needs the number of nodes: auto chooses HCCL_ALGO from the context node_count, which '
-                           'is not given')
-            return None
-        if _is_power_of_two(nodes):
-            report.advice.append('hccl_env_algo auto: HCCL_ALGO is not set for %d node%s (a power of two), HCCL selects the '
-                                 'algorithm itself' % (nodes, '' if nodes == 1 else 's'))
-            return None
-        report.advice.append('hccl_env_algo auto: HCCL_ALGO=%s for %d nodes (not a power of two, where H-D_R adds traffic)'
-                             % (ALGO_AUTO_NON_POWER_OF_TWO, nodes))
-        return ALGO_AUTO_NON_POWER_OF_TWO
+        return _auto_algo(report, value, ctx)
     reasons = _algo_reasons(text)
     if reasons:
         report.problem('algo', value, 'is not a valid HCCL_ALGO: %s' % '; '.join(reasons))
         return None
-    report.advice.append('hccl_env_algo %s: an explicit HCCL_ALGO turns off the adaptive algorithm selection of HCCL for the '
-                         'operators it covers' % text)
+    why = 'an explicit HCCL_ALGO turns off the adaptive algorithm selection of HCCL for the operators it covers'
+    report.advice.append('hccl_env_algo %s: %s' % (text, why))
+    report.algo = {'setting': text, 'value': text, 'why': why}
     return text
 
 
@@ -492,8 +568,14 @@ def _task_queue_enable(report, value, _ctx):
         report.problem('task_queue_enable', value, 'is not 0, 1 or 2: TASK_QUEUE_ENABLE 0 turns the task queue off, 1 and 2 are '
                        'its levels')
         return None
+    # torch_npu docs/zh/api/environment_variable/op_execution/TASK_QUEUE_ENABLE.md; set_compile_mode (binary mode)
     if number == 2:
-        report.advice.append('hccl_env_task_queue_enable 2: level 2 works in binary mode only and may raise the peak NPU memory')
+        report.advice.append('hccl_env_task_queue_enable 2: level 2, the level torch_npu recommends, takes effect only when the '
+                             'operators run as binaries (jit_compile=False, the default on Atlas A2 and A3) and may raise the '
+                             'peak NPU memory; set 1 if a job runs short of NPU memory')
+    elif number == 1:
+        report.advice.append('hccl_env_task_queue_enable 1: level 1 is what torch_npu uses when TASK_QUEUE_ENABLE is not set, '
+                             'so writing it changes nothing; torch_npu recommends 2')
     return str(number)
 
 
@@ -613,6 +695,93 @@ CHECKS = {
 }
 
 
+# --- the file: root sources it, so it is root's, never group/other-writable, at a plain absolute path -----------------
+
+def _file_path(report, value):
+    kind = rules.path_kind(value)
+    if kind is None:
+        report.problem('path', value, 'is not a file path: give the absolute path of the file, such as %s'
+                       % FILE_DEFAULTS['path'])
+        return None
+    if kind == 'relative':
+        report.problem('path', value, 'is not an absolute path: a relative path is taken from the home directory of the '
+                       'connection user on each node (/root/%s for root), not a place the launch scripts read; give the full '
+                       'path, such as %s' % (value.strip(), FILE_DEFAULTS['path']))
+        return None
+    if kind != 'absolute':
+        report.problem('path', value, "is not a plain file path: no '.' or '..' parts, no '//', no trailing '/', no blanks or "
+                       "control characters; write it as %s" % FILE_DEFAULTS['path'])
+        return None
+    path = value.strip()
+    directory, name = posixpath.split(path)
+    if directory == '/etc/profile.d' and not name.endswith('.sh'):
+        report.advice.append('hccl_env_path %s: login shells read only the *.sh files of /etc/profile.d, so only the launch '
+                             'scripts that source it load it' % show(value))
+    return path
+
+
+def _file_owner(report, value):
+    root = (isinstance(value, int) and not isinstance(value, bool) and value == 0) or (isinstance(value, str) and value.strip() in ('root', '0'))
+    if not root:
+        report.problem('owner', value, "is not root: root's login shells (a file in /etc/profile.d) and the launch scripts "
+                       "source this file, so its owner could run commands as root; leave it root")
+        return None
+    return str(value).strip()
+
+
+def _file_group(report, value):
+    text = str(value).strip() if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not rules.GROUP_RE.match(text.strip()):
+        report.problem('group', value, 'is not a group name or number')
+        return None
+    return text.strip()
+
+
+def _file_mode(report, value, group):
+    mode, as_number = rules.file_mode(value)
+    if mode is None:
+        report.problem('mode', value, "is not an octal file mode: give 3 or 4 octal digits as a string, such as '0644'")
+        return None
+    writers, special = rules.write_bits(mode), rules.special_bits(mode)
+    if writers:
+        why = ('lets %s write the file: root sources it (login shells read /etc/profile.d, and the launch scripts), so a '
+               'write bit for them lets them run commands as root; use 0644 (or 0640 or 0600)' % writers)
+    elif special:
+        why = 'sets %s: the file is sourced, never run, so it takes no setuid, setgid or sticky bit; use 0644' % special
+    else:
+        why = None
+    if why and as_number:
+        report.problem('mode', value, "is a number, which Ansible applies as the mode %04o: it %s; write the mode as a string, "
+                       "such as '0644'" % (mode, why.split(':')[0]))
+        return None
+    if why:
+        report.problem('mode', value, why)
+        return None
+    if not mode & 0o004:
+        readers = 'root' if not mode & 0o040 else 'root and the group %s' % (group or 'of the file')
+        report.advice.append('hccl_env_mode %s: only %s can read the file, so a launch script running as another user cannot '
+                             'source it' % (show(value), readers))
+    return '%04o' % mode
+
+
+def _file_settings(report, file):
+    """The file settings, checked (path, owner, group, mode; a missing one takes the role's default), or None."""
+    if not isinstance(file, Mapping):
+        _error('hccl_env', 'file %s is not a dict of %s' % (show(file), ', '.join(FILE_KEYS)))
+    unknown = sorted(str(key) for key in set(file) - set(FILE_KEYS))
+    if unknown:
+        _error('hccl_env', 'file key %s is not known: the keys are %s' % (', '.join(unknown), ', '.join(FILE_KEYS)))
+    settings = dict(FILE_DEFAULTS, **file)
+    before = len(report.problems)
+    path = _file_path(report, settings['path'])
+    owner = _file_owner(report, settings['owner'])
+    group = _file_group(report, settings['group'])
+    mode = _file_mode(report, settings['mode'], group)
+    if len(report.problems) > before:
+        return None
+    return {'path': path, 'owner': owner, 'group': group, 'mode': mode}
+
+
 def _defaults_against_intent(report, values, ctx):
     """HCCL_RDMA_SL and HCCL_RDMA_TC left unset take HCCL's defaults 4 and 132: they must match the PoD's intent."""
     priority, dscp = ctx['lossless_priority'], ctx['lossless_dscp']
@@ -624,8 +793,9 @@ def _defaults_against_intent(report, values, ctx):
                        'DSCP is %d: HCCL_RDMA_TC is DSCP x 4, so set %d' % (HCCL_DEFAULT_RDMA_TC, dscp, dscp * 4))
 
 
-def hccl_env(values, context=None):
-    """Validate and render the managed HCCL environment of a node: {env: [[NAME, value]], problems, advice}."""
+def hccl_env(values, context=None, file=None):
+    """Validate and render the managed HCCL environment of a node: {env: [[NAME, value]], problems, advice, algo, file};
+    ``file`` ({path, owner, group, mode}) is checked as the settings of a file that root sources."""
     rules.require_netaddr('hccl_env')
     if not isinstance(values, Mapping):
         _error('hccl_env', 'values %s is not a dict of the hccl_env settings (keys %s)' % (show(values), ', '.join(SUFFIXES)))
@@ -651,7 +821,105 @@ def hccl_env(values, context=None):
                              'HCCL_SOCKET_IFNAME')
     if ctx['mode'] == 'AIV' and dict(env).get('HCCL_DETERMINISTIC') == 'true':
         report.advice.append('hccl_env_op_expansion_mode AIV: HCCL ignores AIV while HCCL_DETERMINISTIC is true')
-    return {'env': env, 'problems': report.problems, 'advice': report.advice}
+    settings = None if file is None else _file_settings(report, file)
+    return {'env': env, 'problems': report.problems, 'advice': report.advice, 'algo': report.algo, 'file': settings}
+
+
+# --- hccl_env_node_check --------------------------------------------------------------------------------------------
+
+_KINDS = (('isdir', 'a directory'), ('isfifo', 'a FIFO'), ('issock', 'a socket'), ('ischr', 'a character device'),
+          ('isblk', 'a block device'))
+
+
+def _read(result):
+    """The registered result of a read: (None, None) when skipped, (None, msg) when it failed, (result, None) otherwise."""
+    if not isinstance(result, Mapping) or result.get('skipped'):
+        return None, None
+    if result.get('failed'):
+        return None, str(result.get('msg') or 'the read failed')
+    return result, None
+
+
+def _path_problem(path, found):
+    stat = found.get('stat') or {}
+    if not stat.get('exists'):
+        return None
+    if stat.get('islnk'):
+        return ('hccl_env_path %s is a symbolic link to %s: the file root sources is written only as a regular file, never '
+                'through or in place of a link; remove the link or set hccl_env_path to another file'
+                % (show(path), show(stat.get('lnk_target') or stat.get('lnk_source') or '?')))
+    if not stat.get('isreg'):
+        kind = next((what for key, what in _KINDS if stat.get(key)), 'not a file')
+        return 'hccl_env_path %s is %s, not a regular file: set hccl_env_path to a file' % (show(path), kind)
+    return None
+
+
+def _directory_problem(path, found):
+    stat = found.get('stat') or {}
+    directory = posixpath.dirname(path)
+    if not stat.get('exists'):
+        return ('hccl_env_path %s: its directory %s does not exist on this node; create it or choose another path'
+                % (show(path), directory))
+    if not stat.get('isdir'):
+        return 'hccl_env_path %s: %s is not a directory on this node; choose another path' % (show(path), directory)
+    mode = int(str(stat.get('mode') or '0'), 8)
+    if rules.write_bits(mode):
+        return ('hccl_env_path %s: its directory %s can be written by other users (mode %04o), who could put another file or '
+                'a link in its place; choose a directory only root can write, such as /etc/profile.d'
+                % (show(path), directory, mode))
+    if stat.get('uid') not in (0, None):
+        owner = stat.get('pw_name') or '?'
+        return ('hccl_env_path %s: its directory %s belongs to %s (uid %s), who could replace the file; choose a directory '
+                'only root can write, such as /etc/profile.d' % (show(path), directory, owner, stat.get('uid')))
+    return None
+
+
+def hccl_env_node_check(result, path_stat, dir_stat=None, group_entry=None):
+    """The hccl_env result with the problems of what is at the file's path on this node: a link, not a regular file, a
+    missing or writable directory (``path_stat``: stat with follow false; ``dir_stat``: stat of its directory), a group
+    that is not there (``group_entry``: getent group with fail_key false, or a skipped task)."""
+    if not isinstance(result, Mapping) or not isinstance(result.get('file'), Mapping):
+        if isinstance(result, Mapping) and result.get('problems'):
+            return dict(result)
+        _error('hccl_env_node_check', 'the result has no file settings: call hccl_env with the file argument (path, owner, '
+               'group, mode) first')
+    settings = result['file']
+    path = settings['path']
+    problems = []
+    found, failed = _read(path_stat)
+    if failed is not None:
+        problems.append({'variable': 'hccl_env_path', 'value': path,
+                         'problem': 'hccl_env_path %s could not be checked on this node: %s' % (show(path), failed)})
+    elif found is not None:
+        text = _path_problem(path, found)
+        if text:
+            problems.append({'variable': 'hccl_env_path', 'value': path, 'problem': text})
+    found, failed = _read(dir_stat)
+    if failed is not None:
+        problems.append({'variable': 'hccl_env_path', 'value': path,
+                         'problem': 'hccl_env_path %s: its directory could not be checked on this node: %s'
+                                    % (show(path), failed)})
+    elif found is not None and not problems:
+        text = _directory_problem(path, found)
+        if text:
+            problems.append({'variable': 'hccl_env_path', 'value': path, 'problem': text})
+    found, failed = _read(group_entry)
+    group = settings['group']
+    if failed is not None:
+        problems.append({'variable': 'hccl_env_group', 'value': group,
+                         'problem': 'hccl_env_group %s could not be looked up on this node: %s' % (show(group), failed)})
+    elif found is not None:
+        entries = (found.get('ansible_facts') or {}).get('getent_group') or {}
+        if not any(entry is not None for entry in entries.values()):
+            problems.append({'variable': 'hccl_env_group', 'value': group,
+                             'problem': 'hccl_env_group %s is not a group on this node (getent group finds no such entry), '
+                                        'so the file cannot be given to it; create the group or leave hccl_env_group root'
+                                        % show(group)})
+    out = dict(result)
+    out['problems'] = list(result.get('problems') or []) + problems
+    if problems:
+        out['file'] = None
+    return out
 
 
 # --- hccl_env_file --------------------------------------------------------------------------------------------------
@@ -699,4 +967,5 @@ class FilterModule:
         return {
             'hccl_env': hccl_env,
             'hccl_env_file': hccl_env_file,
+            'hccl_env_node_check': hccl_env_node_check,
         }

@@ -12,7 +12,9 @@ module has one that returns no filter (without it every filter lookup would prin
 - ``split_socket_ifname(text)`` and ``refused_interfaces(...)``: the HCCL_SOCKET_IFNAME syntax and the
   interfaces HCCL must not use for its host socket;
 - ``rdma_sl_problem(...)``, ``rdma_tc_problem(...)``: HCCL_RDMA_SL and HCCL_RDMA_TC against the PoD's
-  lossless priority and DSCP, as one sentence naming the variable and the value.
+  lossless priority and DSCP, as one sentence naming the variable and the value;
+- ``file_mode(value)``, ``write_bits(mode)``, ``special_bits(mode)``, ``path_kind(text)``, ``GROUP_RE``: the rules of a
+  file that root sources (octal mode without group/other write bits, a plain absolute path, a group name or number).
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ LOOPBACK_AND_BRIDGES = (
 CNI_BRIDGES = (
     ('cni', False, 'cni0', 'cni*', 'a container network (CNI) bridge'),
 )
+
+
+# a group as chown takes it: a name (useradd/groupadd's rules, at most 32 characters) or a number
+GROUP_RE = re.compile(r'^(?:[A-Za-z_][A-Za-z0-9_.-]{0,30}[A-Za-z0-9_.$-]?|[0-9]{1,10})$')
+_OCTAL_MODE_RE = re.compile(r'^[0-7]{3,4}$')
 
 
 def show(value, width=80):
@@ -208,3 +215,46 @@ def rdma_tc_problem(variable, value, dscp):
         return ('%s %s marks the RDMA traffic with DSCP %d, not the lossless DSCP %d: HCCL_RDMA_TC is DSCP x 4, so set %d'
                 % (variable, show(value), number // 4, dscp, dscp * 4))
     return None
+
+
+def file_mode(value):
+    """(mode, as_number): the permission bits a file mode setting gives, as Ansible applies it, else (None, False).
+
+    A string is 3 or 4 octal digits ('644', '0644'); a number is used as it is (YAML 1.1 reads an unquoted 0644 as 420,
+    which is the mode 0644, but 644 is the mode 1204), so ``as_number`` says the value was not a string.
+    """
+    if isinstance(value, bool):
+        return None, False
+    if isinstance(value, int):
+        return (value, True) if 0 <= value <= 0o7777 else (None, True)
+    if isinstance(value, str) and _OCTAL_MODE_RE.match(value.strip()):
+        return int(value.strip(), 8), False
+    return None, False
+
+
+def write_bits(mode):
+    """Who besides the owner may write a file of ``mode``: None, 'the group', 'other users' or both."""
+    who = [name for bit, name in ((0o020, 'the group'), (0o002, 'other users')) if mode & bit]
+    return ' and '.join(who) if who else None
+
+
+def special_bits(mode):
+    """The setuid, setgid and sticky bits of ``mode``, as words ('the setuid bit', 'the setgid and sticky bits'), or None."""
+    names = [name for bit, name in ((0o4000, 'setuid'), (0o2000, 'setgid'), (0o1000, 'sticky')) if mode & bit]
+    if not names:
+        return None
+    return 'the %s bit%s' % (' and '.join(names), 's' if len(names) > 1 else '')
+
+
+def path_kind(text):
+    """'absolute' for a plain absolute file path (no '.', '..' or empty parts, no trailing '/', no blanks or control
+    characters), 'relative' for a path without the leading '/', 'not plain' otherwise, None for no text."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    text = text.strip()
+    if not text.startswith('/'):
+        return 'relative'
+    parts = text.split('/')[1:]
+    if any(part in ('', '.', '..') for part in parts) or re.search(r'[\s\x00-\x1f\x7f]', text):
+        return 'not plain'
+    return 'absolute'

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules
 from ansible_collections.npuops.ascend.plugins.filter import hccl_env as hccl_env_module
-from ansible_collections.npuops.ascend.plugins.filter.hccl_env import hccl_env, hccl_env_file
+from ansible_collections.npuops.ascend.plugins.filter.hccl_env import hccl_env, hccl_env_file, hccl_env_node_check
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+TQ2_ADVICE = ('hccl_env_task_queue_enable 2: level 2, the level torch_npu recommends, takes effect only when the operators '
+              'run as binaries (jit_compile=False, the default on Atlas A2 and A3) and may raise the peak NPU memory; set 1 '
+              'if a job runs short of NPU memory')
+TQ1_ADVICE = ('hccl_env_task_queue_enable 1: level 1 is what torch_npu uses when TASK_QUEUE_ENABLE is not set, so writing it '
+              'changes nothing; torch_npu recommends 2')
 
 PORTS = [{'device': d, 'address': '10.20.%d.11' % d, 'netmask': '255.255.255.0'} for d in range(8)]
 CONTEXT = {
@@ -59,7 +69,8 @@ def _env(values, **context):
 
 
 def test_filter_table():
-    assert hccl_env_module.FilterModule().filters() == {'hccl_env': hccl_env, 'hccl_env_file': hccl_env_file}
+    assert hccl_env_module.FilterModule().filters() == {'hccl_env': hccl_env, 'hccl_env_file': hccl_env_file,
+                                                        'hccl_env_node_check': hccl_env_node_check}
 
 
 # --- valid settings ---------------------------------------------------------------------------------------------
@@ -73,17 +84,25 @@ def test_a_valid_node_renders_in_the_fixed_order():
         'net.ipv4.ip_local_reserved_ports=60000-60031',
         'hccl_env_algo level0:NA;level1:NHR: an explicit HCCL_ALGO turns off the adaptive algorithm selection of HCCL for the '
         'operators it covers',
+        TQ1_ADVICE,
     ]
+    assert result['algo'] == {'setting': 'level0:NA;level1:NHR', 'value': 'level0:NA;level1:NHR',
+                              'why': 'an explicit HCCL_ALGO turns off the adaptive algorithm selection of HCCL for the '
+                                     'operators it covers'}
+    assert result['file'] is None
 
 
 def test_the_order_does_not_depend_on_the_order_of_the_input():
     assert _env(dict(reversed(list(VALUES.items()))))['env'] == ENV
 
 
+NOTHING = {'env': [], 'problems': [], 'advice': [], 'algo': None, 'file': None}
+
+
 def test_nothing_set_writes_nothing():
-    assert _env({}) == {'env': [], 'problems': [], 'advice': []}
-    assert _env({key: None for key in VALUES}) == {'env': [], 'problems': [], 'advice': []}
-    assert _env({key: '' for key in VALUES}) == {'env': [], 'problems': [], 'advice': []}
+    assert _env({}) == NOTHING
+    assert _env({key: None for key in VALUES}) == NOTHING
+    assert _env({key: '' for key in VALUES}) == NOTHING
 
 
 def test_a_context_is_optional():
@@ -142,9 +161,9 @@ def test_loopback_if_ip_on_the_simulated_pod():
 
 def test_intra_roce_enable_where_it_applies():
     result = _env({'intra_roce_enable': 1}, product='Atlas 300T Pro')
-    assert result == {'env': [['HCCL_INTRA_ROCE_ENABLE', '1']], 'problems': [], 'advice': [
+    assert result == dict(NOTHING, env=[['HCCL_INTRA_ROCE_ENABLE', '1']], advice=[
         'hccl_env_intra_roce_enable 1: set HCCL_INTRA_PCIE_ENABLE to 0 as well (not written by this role): both 1, or one of '
-        'them 0 with the other unset, is not supported']}
+        'them 0 with the other unset, is not supported'])
     assert _env({'intra_roce_enable': 0}, product='Atlas 800T A3')['env'] == [['HCCL_INTRA_ROCE_ENABLE', '0']]
 
 
@@ -155,7 +174,8 @@ def test_intra_roce_enable_where_it_applies():
      'hccl_env_op_expansion_mode AIV: on Atlas A2 servers (Atlas 800T A2) the CANN documentation gives AIV for inference '
      'only, not for training, and not for several communicators at once'),
     ({'op_expansion_mode': 'AIV', 'exec_timeout': 0},
-     'hccl_env_exec_timeout 0: with HCCL_OP_EXPANSION_MODE AIV there is no unlimited wait, HCCL uses 1091 seconds'),
+     'hccl_env_exec_timeout 0: with HCCL_OP_EXPANSION_MODE AIV HCCL waits at most 1091 seconds (0 and anything above 1091 '
+     'count as 1091), so HCCL_EXEC_TIMEOUT=1091 is written'),
     ({'op_expansion_mode': 'AIV', 'deterministic': 'true'},
      'hccl_env_op_expansion_mode AIV: HCCL ignores AIV while HCCL_DETERMINISTIC is true'),
     ({'if_ip': '192.168.1.11', 'socket_ifname': 'enp189s0f0'},
@@ -166,8 +186,8 @@ def test_intra_roce_enable_where_it_applies():
     ({'whitelist_disable': 0},
      'hccl_env_whitelist_disable 0: the whitelist check is on, so HCCL needs HCCL_WHITELIST_FILE, which this role does not '
      'write'),
-    ({'task_queue_enable': 2},
-     'hccl_env_task_queue_enable 2: level 2 works in binary mode only and may raise the peak NPU memory'),
+    ({'task_queue_enable': 2}, TQ2_ADVICE),
+    ({'task_queue_enable': 1}, TQ1_ADVICE),
     ({'pytorch_npu_alloc_conf': 'expandable_segments:True,segment_size_mb:40'},
      'hccl_env_pytorch_npu_alloc_conf: segment_size_mb is deprecated, large_segment_size_mb replaces it'),
 ])
@@ -177,37 +197,391 @@ def test_advice(values, advice):
     assert advice in result['advice']
 
 
-def test_aiv_with_an_exec_timeout_above_1091():
-    result = _env({'op_expansion_mode': 'AIV', 'exec_timeout': 1092})
+# --- HCCL_EXEC_TIMEOUT: what CANN does with it in each expansion mode --------------------------------------------------
+
+AIV_CAP = ('hccl_env_exec_timeout %s: with HCCL_OP_EXPANSION_MODE AIV HCCL waits at most 1091 seconds (0 and anything '
+           'above 1091 count as 1091), so HCCL_EXEC_TIMEOUT=1091 is written')
+
+
+@pytest.mark.parametrize('value', [1092, 2000, '2000', 1091.5, 2147483647])
+def test_aiv_exec_timeout_above_1091_is_what_cann_uses(value):
+    """CANN clamps HCCL_EXEC_TIMEOUT to 1091 in AIV mode: not an error; the file says what HCCL will use."""
+    result = _env({'op_expansion_mode': 'AIV', 'exec_timeout': value})
+    assert result['problems'] == []
+    assert result['env'] == [['HCCL_EXEC_TIMEOUT', '1091'], ['HCCL_OP_EXPANSION_MODE', 'AIV']]
+    assert AIV_CAP % value in result['advice']
+
+
+@pytest.mark.parametrize('value, rendered', [
+    (1091, '1091'), (0.05, '0.05'), ('0.05', '0.05'), (12.5, '12.5'), ('1.50', '1.5'), ('30.00', '30'), (1, '1'),
+    ('0.01', '0.01'), (' 7.25 ', '7.25'),
+])
+def test_aiv_exec_timeout_takes_10_ms_steps(value, rendered):
+    result = _env({'op_expansion_mode': 'AIV', 'exec_timeout': value})
+    assert result['problems'] == []
+    assert result['env'] == [['HCCL_EXEC_TIMEOUT', rendered], ['HCCL_OP_EXPANSION_MODE', 'AIV']]
+    assert not [line for line in result['advice'] if line.startswith('hccl_env_exec_timeout')]
+
+
+def test_ai_cpu_exec_timeout_takes_10_ms_steps_on_a3_only():
+    a3 = _env({'op_expansion_mode': 'AI_CPU', 'exec_timeout': 0.05}, product_family='A3')
+    assert a3['problems'] == []
+    assert a3['env'] == [['HCCL_EXEC_TIMEOUT', '0.05'], ['HCCL_OP_EXPANSION_MODE', 'AI_CPU']]
+    a2 = _env({'op_expansion_mode': 'AI_CPU', 'exec_timeout': 0.05}, product_family='A2')
+    assert [p['variable'] for p in a2['problems']] == ['hccl_env_exec_timeout']
+    assert 'is not a whole number of seconds' in a2['problems'][0]['problem']
+
+
+@pytest.mark.parametrize('mode', ['HOST', 'HOST_TS', None])
+def test_host_exec_timeout_takes_whole_seconds(mode):
+    result = _env({'op_expansion_mode': mode, 'exec_timeout': 1836.5})
+    assert result['problems'][0]['problem'].startswith('hccl_env_exec_timeout 1836.5 is not a whole number of seconds')
+    assert _env({'op_expansion_mode': mode, 'exec_timeout': 1836})['problems'] == []
+
+
+@pytest.mark.parametrize('value', [0.005, '0.125', '1091.001'])
+def test_aiv_exec_timeout_has_a_precision_of_10_ms(value):
+    result = _env({'op_expansion_mode': 'AIV', 'exec_timeout': value})
     assert result['env'] == [['HCCL_OP_EXPANSION_MODE', 'AIV']]
     assert result['problems'] == [{
-        'variable': 'hccl_env_exec_timeout', 'value': 1092,
-        'problem': 'hccl_env_exec_timeout 1092 is above 1091: with HCCL_OP_EXPANSION_MODE AIV HCCL caps HCCL_EXEC_TIMEOUT at '
-                   '1091 seconds, so set at most 1091'}]
-    assert _env({'op_expansion_mode': 'AIV', 'exec_timeout': 1091})['problems'] == []
+        'variable': 'hccl_env_exec_timeout', 'value': value,
+        'problem': 'hccl_env_exec_timeout %r has more than two decimals: HCCL_EXEC_TIMEOUT has a precision of 10 ms (0.01 s) '
+                   'in AIV mode' % (value,)}]
 
 
-# --- auto algo --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('value', [-1, '-0.5', 2147483648])
+def test_aiv_exec_timeout_out_of_range(value):
+    result = _env({'op_expansion_mode': 'AIV', 'exec_timeout': value})
+    assert result['problems'][0]['problem'] == (
+        'hccl_env_exec_timeout %r is outside 0-2147483647: HCCL_EXEC_TIMEOUT is in seconds, 0 means no limit' % (value,))
 
-@pytest.mark.parametrize('nodes, env, advice', [
-    (2, [], 'hccl_env_algo auto: HCCL_ALGO is not set for 2 nodes (a power of two), HCCL selects the algorithm itself'),
+
+# --- auto algo: HCCL_ALGO only where HCCL does not choose the algorithm itself -------------------------------------------
+
+ADAPTIVE = ('HCCL_ALGO is not written: on Atlas %s HCCL chooses the algorithm itself from the product, the number of '
+            'servers and the data size, and a set HCCL_ALGO would turn that off')
+
+
+@pytest.mark.parametrize('family', ['A2', 'A3'])
+@pytest.mark.parametrize('nodes', [1, 2, 3, 4, 5, 6, 8, 12, None])
+def test_auto_algo_leaves_the_adaptive_selection_on_a2_and_a3(family, nodes):
+    result = _env({'algo': 'auto'}, node_count=nodes, product_family=family)
+    assert result['problems'] == [] and result['env'] == []
+    assert result['advice'] == ['hccl_env_algo auto: ' + ADAPTIVE % family]
+    assert result['algo'] == {'setting': 'auto', 'value': None, 'why': ADAPTIVE % family}
+
+
+def test_auto_algo_on_the_default_family_is_the_a2():
+    assert _env({'algo': 'auto'}, node_count=3)['env'] == []
+    assert hccl_env({'algo': 'auto'})['algo']['why'] == ADAPTIVE % 'A2'
+
+
+@pytest.mark.parametrize('nodes, env, why', [
     (3, [['HCCL_ALGO', 'level0:NA;level1:NHR']],
-     'hccl_env_algo auto: HCCL_ALGO=level0:NA;level1:NHR for 3 nodes (not a power of two, where H-D_R adds traffic)'),
-    (4, [], 'hccl_env_algo auto: HCCL_ALGO is not set for 4 nodes (a power of two), HCCL selects the algorithm itself'),
+     'HCCL_ALGO=level0:NA;level1:NHR for 3 nodes: without HCCL_ALGO the 910A uses ring for a node count that is not a '
+     'power of two (steps linear in the node count); NHR takes a logarithmic number of steps at any node count'),
     (6, [['HCCL_ALGO', 'level0:NA;level1:NHR']],
-     'hccl_env_algo auto: HCCL_ALGO=level0:NA;level1:NHR for 6 nodes (not a power of two, where H-D_R adds traffic)'),
-    (1, [], 'hccl_env_algo auto: HCCL_ALGO is not set for 1 node (a power of two), HCCL selects the algorithm itself'),
-    (8, [], 'hccl_env_algo auto: HCCL_ALGO is not set for 8 nodes (a power of two), HCCL selects the algorithm itself'),
+     'HCCL_ALGO=level0:NA;level1:NHR for 6 nodes: without HCCL_ALGO the 910A uses ring for a node count that is not a '
+     'power of two (steps linear in the node count); NHR takes a logarithmic number of steps at any node count'),
+    (4, [], 'HCCL_ALGO is not written for 4 nodes (a power of two): without it the 910A uses H-D_R, which suits that count'),
+    (1, [], 'HCCL_ALGO is not written for 1 node (a power of two): without it the 910A uses H-D_R, which suits that count'),
 ])
-def test_auto_algo(nodes, env, advice):
-    assert _env({'algo': 'auto'}, node_count=nodes) == {'env': env, 'problems': [], 'advice': [advice]}
+def test_auto_algo_on_the_910a(nodes, env, why):
+    result = _env({'algo': 'auto'}, node_count=nodes, product_family='910A')
+    assert result['problems'] == []
+    assert result['env'] == env
+    assert result['advice'] == ['hccl_env_algo auto: ' + why]
+    assert result['algo'] == {'setting': 'auto', 'value': env[0][1] if env else None, 'why': why}
 
 
-def test_auto_algo_needs_the_node_count():
-    assert _env({'algo': 'auto'}, node_count=None)['problems'] == [{
+@pytest.mark.parametrize('family', ['310P', '310', '310B'])
+def test_auto_algo_without_roce_ports(family):
+    result = _env({'algo': 'auto'}, node_count=3, product_family=family)
+    assert result['env'] == [] and result['problems'] == []
+    assert result['algo']['why'] == ('HCCL_ALGO is not written: a %s node has no RoCE ports, so HCCL has no traffic between '
+                                     'servers (level1) to choose an algorithm for' % family)
+
+
+def test_auto_algo_on_the_910a_needs_the_node_count():
+    assert _env({'algo': 'auto'}, node_count=None, product_family='910A')['problems'] == [{
         'variable': 'hccl_env_algo', 'value': 'auto',
-        'problem': "hccl_env_algo 'auto' needs the number of nodes: auto chooses HCCL_ALGO from the context node_count, which "
-                   "is not given"}]
+        'problem': "hccl_env_algo 'auto' needs the number of nodes on the 910A: auto chooses HCCL_ALGO from the context "
+                   "node_count, which is not given"}]
+
+
+def test_an_explicit_algo_is_written_on_every_family():
+    for family in ('A2', 'A3', '910A'):
+        assert _env({'algo': 'level0:NA;level1:ring'}, product_family=family)['env'] == [
+            ['HCCL_ALGO', 'level0:NA;level1:ring']]
+
+
+# --- TASK_QUEUE_ENABLE and the role's defaults ------------------------------------------------------------------------
+
+def test_task_queue_levels():
+    for level in (0, 1, 2, '2'):
+        assert _env({'task_queue_enable': level})['env'] == [['TASK_QUEUE_ENABLE', str(level)]]
+
+
+def _role_file(*parts):
+    return os.path.join(REPO, 'roles', 'hccl_env', *parts)
+
+
+def test_role_defaults_are_the_sourced_values():
+    """TASK_QUEUE_ENABLE 2 (torch_npu's recommended level; 1 is its own default) and HCCL_CONNECT_TIMEOUT 1200 (the CANN
+    recommendation for training), the same in defaults/main.yml and meta/argument_specs.yml."""
+    with open(_role_file('defaults', 'main.yml'), encoding='utf-8') as handle:
+        defaults = yaml.safe_load(handle)
+    with open(_role_file('meta', 'argument_specs.yml'), encoding='utf-8') as handle:
+        options = yaml.safe_load(handle)['argument_specs']['main']['options']
+    assert defaults['hccl_env_task_queue_enable'] == 2
+    assert defaults['hccl_env_connect_timeout'] == 1200
+    for name in ('hccl_env_task_queue_enable', 'hccl_env_connect_timeout', 'hccl_env_algo', 'hccl_env_mode',
+                 'hccl_env_owner', 'hccl_env_group', 'hccl_env_path'):
+        assert options[name]['default'] == defaults[name], name
+    result = hccl_env({'task_queue_enable': defaults['hccl_env_task_queue_enable'],
+                       'connect_timeout': defaults['hccl_env_connect_timeout'], 'algo': defaults['hccl_env_algo']},
+                      dict(CONTEXT, node_count=3),
+                      {'path': defaults['hccl_env_path'], 'owner': defaults['hccl_env_owner'],
+                       'group': defaults['hccl_env_group'], 'mode': defaults['hccl_env_mode']})
+    assert result['problems'] == []
+    assert result['env'] == [['HCCL_CONNECT_TIMEOUT', '1200'], ['TASK_QUEUE_ENABLE', '2']]
+    assert result['file'] == {'path': '/etc/profile.d/npuops-hccl.sh', 'owner': 'root', 'group': 'root', 'mode': '0644'}
+    assert TQ2_ADVICE in result['advice']
+
+
+# --- the file itself: path, owner, group and mode (root sources it) -------------------------------------------------------
+
+FILE = {'path': '/etc/profile.d/npuops-hccl.sh', 'owner': 'root', 'group': 'root', 'mode': '0644'}
+
+
+def _file(**settings):
+    return hccl_env({}, CONTEXT, dict(FILE, **settings))
+
+
+@pytest.mark.parametrize('settings, normal', [
+    ({}, FILE),
+    ({'mode': '644'}, dict(FILE, mode='0644')),
+    ({'mode': 420}, dict(FILE, mode='0644')),            # YAML 1.1 reads an unquoted 0644 as 420
+    ({'mode': '0640', 'group': 'hccl'}, dict(FILE, mode='0640', group='hccl')),
+    ({'mode': '0600'}, dict(FILE, mode='0600')),
+    ({'mode': '0444'}, dict(FILE, mode='0444')),
+    ({'owner': 0, 'group': 0}, dict(FILE, owner='0', group='0')),
+    ({'owner': '0', 'group': '1001'}, dict(FILE, owner='0', group='1001')),
+    ({'path': '/opt/npuops/env/hccl.sh'}, dict(FILE, path='/opt/npuops/env/hccl.sh')),
+    ({'path': ' /etc/profile.d/npuops-hccl.sh '}, FILE),
+])
+def test_file_settings_accepted(settings, normal):
+    result = _file(**settings)
+    assert result['problems'] == []
+    assert result['file'] == normal
+
+
+def test_missing_file_settings_take_the_role_defaults():
+    assert hccl_env({}, CONTEXT, {})['file'] == FILE
+    assert hccl_env({}, CONTEXT, {'mode': '0640'})['file'] == dict(FILE, mode='0640')
+
+
+WRITE_FIX = ('root sources it (login shells read /etc/profile.d, and the launch scripts), so a write bit for them lets them '
+             'run commands as root; use 0644 (or 0640 or 0600)')
+NOT_OCTAL = "is not an octal file mode: give 3 or 4 octal digits as a string, such as '0644'"
+OWNER_FIX = ("is not root: root's login shells (a file in /etc/profile.d) and the launch scripts source this file, so its "
+             "owner could run commands as root; leave it root")
+PLAIN_FIX = ("is not a plain file path: no '.' or '..' parts, no '//', no trailing '/', no blanks or control characters; "
+             "write it as /etc/profile.d/npuops-hccl.sh")
+BAD_FILE = [
+    ('mode', '0666', "hccl_env_mode '0666' lets the group and other users write the file: " + WRITE_FIX),
+    ('mode', '0664', "hccl_env_mode '0664' lets the group write the file: " + WRITE_FIX),
+    ('mode', '0646', "hccl_env_mode '0646' lets other users write the file: " + WRITE_FIX),
+    ('mode', '0777', "hccl_env_mode '0777' lets the group and other users write the file: " + WRITE_FIX),
+    ('mode', '0622', "hccl_env_mode '0622' lets the group and other users write the file: " + WRITE_FIX),
+    ('mode', '4755', "hccl_env_mode '4755' sets the setuid bit: the file is sourced, never run, so it takes no setuid, "
+                     "setgid or sticky bit; use 0644"),
+    ('mode', '3644', "hccl_env_mode '3644' sets the setgid and sticky bits: the file is sourced, never run, so it takes no "
+                     "setuid, setgid or sticky bit; use 0644"),
+    ('mode', 'u=rw,go=r', "hccl_env_mode 'u=rw,go=r' " + NOT_OCTAL),
+    ('mode', '0648', "hccl_env_mode '0648' " + NOT_OCTAL),
+    ('mode', '00644', "hccl_env_mode '00644' " + NOT_OCTAL),
+    ('mode', 'preserve', "hccl_env_mode 'preserve' " + NOT_OCTAL),
+    ('mode', '', "hccl_env_mode '' " + NOT_OCTAL),
+    ('mode', None, 'hccl_env_mode None ' + NOT_OCTAL),
+    ('mode', True, 'hccl_env_mode True ' + NOT_OCTAL),
+    ('mode', 6.44, 'hccl_env_mode 6.44 ' + NOT_OCTAL),
+    ('mode', 99999, 'hccl_env_mode 99999 ' + NOT_OCTAL),
+    ('mode', 644, "hccl_env_mode 644 is a number, which Ansible applies as the mode 1204: it sets the sticky bit; write the "
+                  "mode as a string, such as '0644'"),
+    ('mode', 438, "hccl_env_mode 438 is a number, which Ansible applies as the mode 0666: it lets the group and other users "
+                  "write the file; write the mode as a string, such as '0644'"),
+    ('owner', 'nosuchuser', "hccl_env_owner 'nosuchuser' " + OWNER_FIX),
+    ('owner', 'npuops', "hccl_env_owner 'npuops' " + OWNER_FIX),
+    ('owner', 1000, 'hccl_env_owner 1000 ' + OWNER_FIX),
+    ('owner', None, 'hccl_env_owner None ' + OWNER_FIX),
+    ('owner', False, 'hccl_env_owner False ' + OWNER_FIX),
+    ('owner', 0.0, 'hccl_env_owner 0.0 ' + OWNER_FIX),
+    ('owner', 'root ; id', "hccl_env_owner 'root ; id' " + OWNER_FIX),
+    ('group', 'a;b', "hccl_env_group 'a;b' is not a group name or number"),
+    ('group', '', "hccl_env_group '' is not a group name or number"),
+    ('group', None, 'hccl_env_group None is not a group name or number'),
+    ('group', ['root'], "hccl_env_group ['root'] is not a group name or number"),
+    ('group', -1, 'hccl_env_group -1 is not a group name or number'),
+    ('path', 'npuops-hccl.sh',
+     "hccl_env_path 'npuops-hccl.sh' is not an absolute path: a relative path is taken from the home directory of the "
+     "connection user on each node (/root/npuops-hccl.sh for root), not a place the launch scripts read; give the full "
+     "path, such as /etc/profile.d/npuops-hccl.sh"),
+    ('path', 'profile.d/npuops-hccl.sh',
+     "hccl_env_path 'profile.d/npuops-hccl.sh' is not an absolute path: a relative path is taken from the home directory "
+     "of the connection user on each node (/root/profile.d/npuops-hccl.sh for root), not a place the launch scripts read; "
+     "give the full path, such as /etc/profile.d/npuops-hccl.sh"),
+    ('path', '~/npuops-hccl.sh',
+     "hccl_env_path '~/npuops-hccl.sh' is not an absolute path: a relative path is taken from the home directory of the "
+     "connection user on each node (/root/~/npuops-hccl.sh for root), not a place the launch scripts read; give the full "
+     "path, such as /etc/profile.d/npuops-hccl.sh"),
+    ('path', '/etc/profile.d/../npuops-hccl.sh', "hccl_env_path '/etc/profile.d/../npuops-hccl.sh' " + PLAIN_FIX),
+    ('path', '/etc/profile.d/./npuops-hccl.sh', "hccl_env_path '/etc/profile.d/./npuops-hccl.sh' " + PLAIN_FIX),
+    ('path', '/etc//profile.d/npuops-hccl.sh', "hccl_env_path '/etc//profile.d/npuops-hccl.sh' " + PLAIN_FIX),
+    ('path', '/etc/profile.d/', "hccl_env_path '/etc/profile.d/' " + PLAIN_FIX),
+    ('path', '/', "hccl_env_path '/' " + PLAIN_FIX),
+    ('path', '/etc/profile.d/npuops hccl.sh', "hccl_env_path '/etc/profile.d/npuops hccl.sh' " + PLAIN_FIX),
+    ('path', '/etc/profile.d/x.sh\n/etc/passwd', "hccl_env_path '/etc/profile.d/x.sh\\n/etc/passwd' " + PLAIN_FIX),
+    ('path', '', "hccl_env_path '' is not a file path: give the absolute path of the file, such as "
+                 "/etc/profile.d/npuops-hccl.sh"),
+    ('path', None, 'hccl_env_path None is not a file path: give the absolute path of the file, such as '
+                   '/etc/profile.d/npuops-hccl.sh'),
+    ('path', 5, 'hccl_env_path 5 is not a file path: give the absolute path of the file, such as /etc/profile.d/npuops-hccl.sh'),
+]
+
+
+@pytest.mark.parametrize('key, value, message', BAD_FILE, ids=['%s=%r' % (key, value) for key, value, _m in BAD_FILE])
+def test_refused_file_setting(key, value, message):
+    result = _file(**{key: value})
+    assert result['problems'] == [{'variable': 'hccl_env_' + key, 'value': value, 'problem': message}]
+    assert result['file'] is None
+
+
+def test_file_problems_come_with_the_others():
+    result = hccl_env({'buffsize': 0}, CONTEXT, dict(FILE, mode='0666', owner='nobody'))
+    assert [p['variable'] for p in result['problems']] == ['hccl_env_buffsize', 'hccl_env_owner', 'hccl_env_mode']
+    assert result['file'] is None
+
+
+@pytest.mark.parametrize('settings, advice', [
+    ({'mode': '0640'}, "hccl_env_mode '0640': only root and the group root can read the file, so a launch script running "
+                       "as another user cannot source it"),
+    ({'mode': '0640', 'group': 'hccl'}, "hccl_env_mode '0640': only root and the group hccl can read the file, so a launch "
+                                        "script running as another user cannot source it"),
+    ({'mode': '0600'}, "hccl_env_mode '0600': only root can read the file, so a launch script running as another user "
+                       "cannot source it"),
+    ({'path': '/etc/profile.d/npuops-hccl'}, "hccl_env_path '/etc/profile.d/npuops-hccl': login shells read only the *.sh "
+                                             "files of /etc/profile.d, so only the launch scripts that source it load it"),
+])
+def test_file_advice(settings, advice):
+    result = _file(**settings)
+    assert result['problems'] == []
+    assert advice in result['advice']
+
+
+def test_the_default_file_gets_no_advice():
+    assert _file()['advice'] == []
+
+
+def test_file_settings_argument_errors():
+    with pytest.raises(AnsibleFilterError) as error:
+        hccl_env({}, CONTEXT, {'path': '/x.sh', 'perms': '0644'})
+    assert str(error.value) == 'hccl_env: file key perms is not known: the keys are path, owner, group, mode'
+    with pytest.raises(AnsibleFilterError) as error:
+        hccl_env({}, CONTEXT, '/etc/profile.d/npuops-hccl.sh')
+    assert str(error.value) == ("hccl_env: file '/etc/profile.d/npuops-hccl.sh' is not a dict of path, owner, group, mode")
+
+
+# --- what is at the path on the node (hccl_env_node_check) ---------------------------------------------------------------
+
+def _stat(**stat):
+    return {'changed': False, 'stat': stat}
+
+
+REG = _stat(exists=True, islnk=False, isreg=True, isdir=False, mode='0644', uid=0, pw_name='root')
+ETC = _stat(exists=True, islnk=False, isreg=False, isdir=True, mode='0755', uid=0, pw_name='root')
+MISSING = _stat(exists=False)
+SKIPPED = {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False'}
+GROUP_FOUND = {'changed': False, 'ansible_facts': {'getent_group': {'hccl': ['x', '1001', '']}}}
+GROUP_MISSING = {'changed': False, 'ansible_facts': {'getent_group': {'nosuchgroup': None}},
+                 'msg': 'One or more supplied key could not be found in the database.'}
+SYMLINK_FIX = ('the file root sources is written only as a regular file, never through or in place of a link; remove the '
+               'link or set hccl_env_path to another file')
+
+
+def _checked(path_stat, dir_stat=None, group_entry=None, **settings):
+    return hccl_env_node_check(_file(**settings), path_stat, ETC if dir_stat is None else dir_stat,
+                               SKIPPED if group_entry is None else group_entry)
+
+
+@pytest.mark.parametrize('path_stat, dir_stat, group, settings', [
+    (REG, ETC, SKIPPED, {}),
+    (MISSING, ETC, SKIPPED, {}),
+    (MISSING, ETC, GROUP_FOUND, {'group': 'hccl'}),
+    (REG, _stat(exists=True, isdir=True, islnk=False, mode='0755', uid=0, pw_name='root'), GROUP_FOUND,
+     {'group': 'hccl', 'mode': '0640'}),
+])
+def test_node_check_passes(path_stat, dir_stat, group, settings):
+    result = _checked(path_stat, dir_stat, group, **settings)
+    assert result['problems'] == []
+    assert result['file'] == dict(FILE, **settings)
+
+
+@pytest.mark.parametrize('path_stat, dir_stat, group, settings, message', [
+    (_stat(exists=True, islnk=True, isreg=False, isdir=False, lnk_target='/root/target.sh', lnk_source='/root/target.sh'),
+     ETC, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a symbolic link to '/root/target.sh': " + SYMLINK_FIX),
+    (_stat(exists=True, islnk=True, isreg=False, isdir=False, lnk_source='/etc/passwd'), ETC, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a symbolic link to '/etc/passwd': " + SYMLINK_FIX),
+    (_stat(exists=True, islnk=False, isreg=False, isdir=True), ETC, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a directory, not a regular file: set hccl_env_path to a file"),
+    (_stat(exists=True, islnk=False, isreg=False, isdir=False, isfifo=True), ETC, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a FIFO, not a regular file: set hccl_env_path to a file"),
+    (MISSING, MISSING, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh': its directory /etc/profile.d does not exist on this node; create it "
+     "or choose another path"),
+    (MISSING, REG, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh': /etc/profile.d is not a directory on this node; choose another path"),
+    (MISSING, _stat(exists=True, isdir=True, islnk=False, mode='1777', uid=0, pw_name='root'), SKIPPED,
+     {'path': '/tmp/npuops-hccl.sh'},
+     "hccl_env_path '/tmp/npuops-hccl.sh': its directory /tmp can be written by other users (mode 1777), who could put "
+     "another file or a link in its place; choose a directory only root can write, such as /etc/profile.d"),
+    (MISSING, _stat(exists=True, isdir=True, islnk=False, mode='0775', uid=0, pw_name='root'), SKIPPED,
+     {'path': '/opt/env/hccl.sh'},
+     "hccl_env_path '/opt/env/hccl.sh': its directory /opt/env can be written by other users (mode 0775), who could put "
+     "another file or a link in its place; choose a directory only root can write, such as /etc/profile.d"),
+    (REG, _stat(exists=True, isdir=True, islnk=False, mode='0755', uid=1000, pw_name='alice'), SKIPPED,
+     {'path': '/home/alice/hccl.sh'},
+     "hccl_env_path '/home/alice/hccl.sh': its directory /home/alice belongs to alice (uid 1000), who could replace the "
+     "file; choose a directory only root can write, such as /etc/profile.d"),
+    (REG, ETC, GROUP_MISSING, {'group': 'nosuchgroup'},
+     "hccl_env_group 'nosuchgroup' is not a group on this node (getent group finds no such entry), so the file cannot be "
+     "given to it; create the group or leave hccl_env_group root"),
+    ({'failed': True, 'msg': 'Permission denied'}, ETC, SKIPPED, {},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' could not be checked on this node: Permission denied"),
+    (REG, ETC, {'failed': True, 'msg': 'Unable to find required getent'}, {'group': 'hccl'},
+     "hccl_env_group 'hccl' could not be looked up on this node: Unable to find required getent"),
+])
+def test_node_check_refuses(path_stat, dir_stat, group, settings, message):
+    result = _checked(path_stat, dir_stat, group, **settings)
+    assert [p['problem'] for p in result['problems']] == [message]
+    assert result['file'] is None
+
+
+def test_node_check_keeps_the_problems_of_the_settings_and_copies():
+    first = _file(mode='0666')
+    checked = hccl_env_node_check(first, REG, ETC, SKIPPED)
+    assert checked['problems'] == first['problems']
+    linked = _stat(exists=True, islnk=True, isreg=False, isdir=False, lnk_source='/x')
+    second = _file()
+    assert hccl_env_node_check(second, linked, ETC, SKIPPED)['problems'] and second['problems'] == []
+
+
+def test_node_check_of_a_result_without_a_file():
+    with pytest.raises(AnsibleFilterError) as error:
+        hccl_env_node_check(hccl_env({}), REG, ETC, SKIPPED)
+    assert str(error.value) == ('hccl_env_node_check: the result has no file settings: call hccl_env with the file '
+                                'argument (path, owner, group, mode) first')
 
 
 # --- the HCCL_RDMA_TC=33 mistake and the HCCL defaults against the intent ------------------------------------------
@@ -313,7 +687,19 @@ BAD = [
     ('exec_timeout', 2147483648,
      'hccl_env_exec_timeout 2147483648 is outside 0-2147483647: HCCL_EXEC_TIMEOUT is in seconds, 0 means no limit'),
     ('exec_timeout', 12.5,
-     'hccl_env_exec_timeout 12.5 is not an integer from 0 to 2147483647: HCCL_EXEC_TIMEOUT is in seconds, 0 means no limit'),
+     'hccl_env_exec_timeout 12.5 is not a whole number of seconds: HCCL_EXEC_TIMEOUT takes whole seconds in the HOST and '
+     'HOST_TS modes (HOST is the default on Atlas A2); steps of 10 ms such as 0.05 only with HCCL_OP_EXPANSION_MODE AIV '
+     '(or AI_CPU on Atlas A3)'),
+    ('exec_timeout', '0.5',
+     "hccl_env_exec_timeout '0.5' is not a whole number of seconds: HCCL_EXEC_TIMEOUT takes whole seconds in the HOST and "
+     "HOST_TS modes (HOST is the default on Atlas A2); steps of 10 ms such as 0.05 only with HCCL_OP_EXPANSION_MODE AIV "
+     "(or AI_CPU on Atlas A3)"),
+    ('exec_timeout', 'soon',
+     "hccl_env_exec_timeout 'soon' is not a number of seconds from 0 to 2147483647: HCCL_EXEC_TIMEOUT is in seconds, 0 "
+     "means no limit"),
+    ('exec_timeout', True,
+     'hccl_env_exec_timeout True is not a number of seconds from 0 to 2147483647: HCCL_EXEC_TIMEOUT is in seconds, 0 means '
+     'no limit'),
     # HCCL_BUFFSIZE
     ('buffsize', 2147483648,
      'hccl_env_buffsize 2147483648 is not a size in MB: HCCL_BUFFSIZE is in MB (default 200) and this looks like bytes '
@@ -505,10 +891,10 @@ def test_a_refused_setting_does_not_stop_the_others():
                                     'rdma_sl, rdma_tc, algo, intra_roce_enable, whitelist_disable, task_queue_enable, '
                                     'pytorch_npu_alloc_conf'),
     ({}, ['node_count'], "hccl_env: context ['node_count'] is not a dict of node_count, parameter_plane, npu_addresses, "
-                         "management_ifname, product, allow_loopback_if_ip, lossless_priority, lossless_dscp"),
+                         "management_ifname, product, allow_loopback_if_ip, lossless_priority, lossless_dscp, product_family"),
     ({}, dict(CONTEXT, nodes=4), 'hccl_env: context key nodes is not known: the keys are node_count, parameter_plane, '
                                  'npu_addresses, management_ifname, product, allow_loopback_if_ip, lossless_priority, '
-                                 'lossless_dscp'),
+                                 'lossless_dscp, product_family'),
     ({}, dict(CONTEXT, node_count=0), 'hccl_env: context node_count 0 is not a number of nodes: it must be a positive integer'),
     ({}, dict(CONTEXT, parameter_plane='10.20.0.0/33'),
      "hccl_env: context parameter_plane '10.20.0.0/33' is not an IPv4 network in CIDR form such as 10.20.0.0/16"),
@@ -521,6 +907,8 @@ def test_a_refused_setting_does_not_stop_the_others():
     ({}, dict(CONTEXT, allow_loopback_if_ip='yes'), "hccl_env: context allow_loopback_if_ip 'yes' is not a boolean"),
     ({}, dict(CONTEXT, lossless_priority=8), 'hccl_env: context lossless_priority 8 is not an integer from 0 to 7'),
     ({}, dict(CONTEXT, lossless_dscp=64), 'hccl_env: context lossless_dscp 64 is not an integer from 0 to 63'),
+    ({}, dict(CONTEXT, product_family='A5'),
+     "hccl_env: context product_family 'A5' is not a product family: the families are A2, A3, 910A, 310P, 310, 310B"),
 ])
 def test_argument_errors(values, context, message):
     with pytest.raises(AnsibleFilterError) as error:
@@ -599,3 +987,14 @@ def test_file_errors(env, kwargs, message):
     with pytest.raises(AnsibleFilterError) as error:
         hccl_env_file(env, **kwargs)
     assert str(error.value) == message
+
+
+@pytest.mark.parametrize('name', sorted(hccl_env_module.FilterModule().filters()))
+def test_every_filter_has_its_documentation(name):
+    with open(os.path.join(REPO, 'plugins', 'filter', name + '.yml'), encoding='utf-8') as handle:
+        doc = yaml.safe_load(handle)
+    assert doc['DOCUMENTATION']['name'] == name
+    assert doc['DOCUMENTATION']['version_added'] == '0.1.0'
+    assert '_input' in doc['DOCUMENTATION']['options']
+    assert 'npuops.ascend.%s' % name in doc['EXAMPLES']
+    assert '_value' in doc['RETURN']
