@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Stage 7, the serving engine: npu_mem_size, mindie_config_problems, mindie_config_findings, vllm_launch.
+"""Stage 7, the serving engine: npu_mem_size, npu_mem_size_auto, mindie_config_problems, mindie_config_findings,
+vllm_launch.
 
 The documentation of each filter is in the .yml file of the same name next to this file. The MindIE rules
 themselves live in plugins/module_utils/_mindie.py, shared with the mindie_config module.
@@ -37,6 +38,13 @@ GONE_ARGS = {
     'swap-space': '--swap-space is gone from vLLM: it served the V0 engine only and is not an engine argument from '
                   'v0.18.0 (vLLM PR #36216); remove it',
 }
+# Secrets of the launch. vLLM reads the API key from VLLM_API_KEY when --api-key is not given (vllm
+# entrypoints/openai/api_server.py build_app: ``args.api_key or [envs.VLLM_API_KEY]``), so the key never needs the
+# command line, which every local user can read (ps, /proc/<pid>/cmdline).
+API_KEY_ARG = 'api-key'
+API_KEY_ENV = 'VLLM_API_KEY'
+SECRET_ENV_RE = re.compile(r'TOKEN|KEY|SECRET|PASSWORD', re.I)
+REDACTED = '<redacted>'
 GONE_ENV = {
     'VLLM_USE_V1': 'VLLM_USE_V1 is gone from vLLM: V1 is the only engine (removed upstream; vllm-ascend PR #4086 '
                    '"Remove VLLM_USE_V1"), newer vLLM warns about it as unknown; remove it',
@@ -78,8 +86,8 @@ def _free_mb(npu, entry):
                            'usages.chips[0].hbm_capacity_mb/hbm_usage_pct); run npu_info with gather_subset [usages]' % npu)
 
 
-def npu_mem_size(npu_info, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, devices=None):
-    """npuMemSize (GB per NPU) = floor((smallest free HBM of the instance's NPUs - weights - reserve) x fraction)."""
+def _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices):
+    """``(size, wanted NPU ids, NPU with the least free HBM, its free GB)``; raises AnsibleFilterError."""
     name = 'npu_mem_size'
     if not isinstance(npu_info, Mapping) or not isinstance(npu_info.get('devices'), Mapping):
         _error(name, 'the input must be the registered result of npuops.ascend.npu_info (a dict with devices), got %s'
@@ -105,13 +113,97 @@ def npu_mem_size(npu_info, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, 
                      '(npuMemSize would be %d, MindIE needs -1 or more than 0). Use more NPUs per instance (a larger '
                      'worldSize spreads the weights), a smaller reserve, or npuMemSize -1'
                % (smallest, free_gb, short_repr(weights_gb), short_repr(reserve_gb), size))
-    return size
+    return size, wanted, smallest, free_gb
+
+
+def npu_mem_size(npu_info, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, devices=None):
+    """npuMemSize (GB per NPU) = floor((smallest free HBM of the instance's NPUs - weights - reserve) x fraction)."""
+    return _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices)[0]
+
+
+def _busy(npu_info, wanted):
+    """The NPU ids of ``wanted`` that run a process, and a short list of those processes; None without a process table."""
+    summary = npu_info.get('summary') if isinstance(npu_info, Mapping) else None
+    processes = npu_info.get('processes') if isinstance(npu_info, Mapping) else None
+    if not isinstance(summary, Mapping) or not isinstance(summary.get('busy'), list):
+        if not isinstance(processes, list):
+            return None, None
+        ids = [proc.get('npu') for proc in processes if isinstance(proc, Mapping)]
+    else:
+        ids = list(summary['busy'])
+    busy = sorted(set(int(npu) for npu in ids if str(npu).isdigit() and str(npu) in wanted))
+    shown = ['pid %s %s on NPU %s, %s MB' % (proc.get('pid'), proc.get('name'), proc.get('npu'), proc.get('memory_mb'))
+             for proc in (processes or []) if isinstance(proc, Mapping) and proc.get('npu') in busy]
+    more = len(shown) - 3
+    text = '; '.join(shown[:3]) + ('; %d more' % more if more > 0 else '')
+    what = ('NPU %s runs a process' if len(busy) == 1 and len(shown) <= 1 else 'NPU %s run processes') % ', '.join(
+        str(npu) for npu in busy)
+    return busy, '%s (%s)' % (what, text or 'see npu-smi info')
+
+
+def npu_mem_size_auto(npu_info, current, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, devices=None):
+    """npuMemSize of ``mindie_config_npu_mem_size: auto`` for one node, decided once, the same way on every run.
+
+    The free HBM of an NPU is what a KV cache can have only while no model is loaded on it: computed
+    (:func:`npu_mem_size`) when no process runs on the instance's NPUs; while one does (the service runs, its KV cache
+    fills the HBM), the value ``config.json`` already holds is kept, or, when it holds none, a problem.
+    ``current`` is the registered result of a check-mode read of the file by the mindie_config module
+    (``settings_before``). Returns ``{npuMemSize, source (computed, kept or None), busy, msg, problem}``.
+    """
+    out = {'npuMemSize': None, 'source': None, 'busy': [], 'msg': None, 'problem': None}
+    entries = npu_info.get('devices') if isinstance(npu_info, Mapping) else None
+    wanted = [str(dev) for dev in devices] if devices is not None else [str(key) for key in (entries or {})]
+    busy, holders = _busy(npu_info, wanted)
+    if busy is None:
+        out['problem'] = ('npu_mem_size_auto: the npu_info result has no process table (summary.busy); run '
+                          'npuops.ascend.npu_info with gather_subset [usages, processes]')
+        return out
+    out['busy'] = busy
+    if not busy:
+        try:
+            size, wanted, smallest, free_gb = _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices)
+        except AnsibleFilterError as exc:
+            out['problem'] = str(exc.message if hasattr(exc, 'message') else exc)
+            return out
+        out.update(npuMemSize=size, source='computed',
+                   msg='npuMemSize %d computed from the free HBM of NPU %s (no process on them): floor((%.1f GB free on '
+                       'NPU %s - %s GB of weights - %s GB of reserve) x %s)'
+                       % (size, ', '.join(wanted), free_gb, smallest, short_repr(weights_gb), short_repr(reserve_gb),
+                          short_repr(fraction)))
+        return out
+    why = ('%s, so %s free HBM is what the running model leaves (mostly its KV cache), not what a KV cache can have'
+           % (holders, 'its' if len(busy) == 1 else 'their'))
+    if not isinstance(current, Mapping) or 'settings_before' not in current:
+        reason = (current.get('msg') if isinstance(current, Mapping) else None) or 'no result'
+        out['problem'] = ('npuMemSize auto cannot be computed now: %s, and config.json could not be read (%s). Fix the '
+                          'file, or stop the service (or those processes) and run the stage again' % (why, reason))
+        return out
+    value = (current.get('settings_before') or {}).get('npuMemSize')
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        out.update(npuMemSize=value, source='kept',
+                   msg='npuMemSize %d kept from config.json: %s. Stop the service and run the stage again to compute it '
+                       'anew' % (value, why))
+        return out
+    held = 'no npuMemSize' if value is None else 'npuMemSize %s' % short_repr(value)
+    out['problem'] = ('npuMemSize auto cannot be computed now: %s, and config.json holds %s (no value to keep). Stop the '
+                      'service (or those processes) and run the stage again, or set mindie_config_npu_mem_size to a '
+                      'number of GB, or to -1 to let MindIE size the KV cache itself when it starts' % (why, held))
+    return out
 
 
 # --- vllm_launch ---------------------------------------------------------------------------------------------------
 
 def _arg_name(key):
     return str(key).strip().lstrip('-').replace('_', '-')
+
+
+def is_secret_env(name):
+    """True for an environment variable whose value is a secret (its name holds TOKEN, KEY, SECRET or PASSWORD)."""
+    return bool(SECRET_ENV_RE.search(str(name)))
+
+
+def _shown(name, value):
+    return REDACTED if is_secret_env(name) else short_repr(value)
 
 
 def _vllm_problems(values):
@@ -123,30 +215,46 @@ def _vllm_problems(values):
     args = values.get('vllm_args') or {}
     if not isinstance(args, Mapping):
         out.append('mindie_config_vllm_args must be a dict of vllm serve options (tensor-parallel-size: 8), got %s'
-                   % short_repr(args))
+                   % REDACTED)
         args = {}
-    for key in args:
+    env = values.get('vllm_env') or {}
+    if not isinstance(env, Mapping):
+        out.append('mindie_config_vllm_env must be a dict of environment variables, got %s' % REDACTED)
+        env = {}
+    for key, value in args.items():
         arg = _arg_name(key)
         if arg in GONE_ARGS:
             out.append('mindie_config_vllm_args %s: %s' % (key, GONE_ARGS[arg]))
         elif not re.match(r'^[a-z0-9][a-z0-9-]*$', arg):
             out.append('mindie_config_vllm_args %s is not a vllm serve option name' % short_repr(key))
-    env = values.get('vllm_env') or {}
-    if not isinstance(env, Mapping):
-        out.append('mindie_config_vllm_env must be a dict of environment variables, got %s' % short_repr(env))
-        env = {}
+        elif arg == API_KEY_ARG:
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+                out.append('mindie_config_vllm_args %s must be one key (a string): it is passed to vllm serve as %s, which '
+                           'holds one key; got %s' % (key, API_KEY_ENV, REDACTED))
+            elif API_KEY_ENV in env:
+                out.append('the API key is given twice: mindie_config_vllm_args %s and mindie_config_vllm_env %s; keep one'
+                           % (key, API_KEY_ENV))
+        elif arg == 'hf-token' and value is not True and value not in (False, None):
+            out.append('mindie_config_vllm_args %s would put the token on the command line of vllm serve, which every local '
+                       'user can read (ps); set HF_TOKEN in mindie_config_vllm_env instead (kept in a file of its own, out '
+                       'of the reports and the diff)' % key)
     for key, value in env.items():
         if key in GONE_ENV:
             out.append('mindie_config_vllm_env %s: %s' % (key, GONE_ENV[key]))
         elif not ENV_NAME_RE.match(str(key)):
             out.append('mindie_config_vllm_env %s is not an environment variable name' % short_repr(key))
         elif isinstance(value, (Mapping, list)) or value is None:
-            out.append('mindie_config_vllm_env %s must be a string or a number, got %s' % (key, short_repr(value)))
+            out.append('mindie_config_vllm_env %s must be a string or a number, got %s' % (key, _shown(key, value)))
     return out
 
 
-def vllm_launch(values):
-    """The env file and the launch script of a vLLM-Ascend service: {argv, env_text, script_text}."""
+def vllm_launch(values, secrets=False):
+    """The env files and the launch script of a vLLM-Ascend service.
+
+    Returns ``{argv, env_text, script_text, secret_env_path, secret_names, env_redacted}`` and, with ``secrets``,
+    ``secret_env_text``: the text of the file that holds the API key (``VLLM_API_KEY``) and every variable whose name
+    marks a secret. Nothing else returned holds a secret value.
+    """
     problems = _vllm_problems(values) if isinstance(values, Mapping) else ['the input must be a dict']
     service = values.get('service') if isinstance(values, Mapping) else None
     if not isinstance(service, str) or not SERVICE_RE.match(service):
@@ -154,9 +262,12 @@ def vllm_launch(values):
     if problems:
         _error('vllm_launch', '; '.join(problems))
     argv = ['vllm', 'serve', values['vllm_model'].strip()]
+    env = dict((str(key), str(value)) for key, value in (values.get('vllm_env') or {}).items())
     for key, value in (values.get('vllm_args') or {}).items():
         flag = '--' + _arg_name(key)
-        if value is True:
+        if _arg_name(key) == API_KEY_ARG:
+            env[API_KEY_ENV] = str(value).strip()
+        elif value is True:
             argv.append(flag)
         elif value is False or value is None:
             continue
@@ -165,18 +276,28 @@ def vllm_launch(values):
         else:
             argv += [flag, str(value)]
     env_path = values.get('env_path') or '/etc/npuops/vllm-%s.env' % service
+    secret_path = values.get('secret_env_path') or '%s/vllm-%s.secrets' % (env_path.rsplit('/', 1)[0] or '', service)
+    secret_names = sorted(name for name in env if is_secret_env(name))
     env_lines = ['# managed by npuops.ascend: environment of the vLLM-Ascend service %s' % service]
-    env_lines += ['%s=%s' % (key, shlex.quote(str(value))) for key, value in sorted((values.get('vllm_env') or {}).items())]
+    env_lines += ['%s=%s' % (key, shlex.quote(value)) for key, value in sorted(env.items()) if key not in secret_names]
     script = [
         '#!/bin/sh',
         '# managed by npuops.ascend: launch of the vLLM-Ascend service %s (plain vllm serve; the Ascend platform' % service,
         '# plugin is found automatically)',
         'set -a',
         '. %s' % shlex.quote(env_path),
-        'set +a',
-        'exec %s "$@"' % ' '.join(shlex.quote(part) for part in argv),
     ]
-    return {'argv': argv, 'env_text': '\n'.join(env_lines) + '\n', 'script_text': '\n'.join(script) + '\n'}
+    if secret_names:
+        script.append('. %s' % shlex.quote(secret_path))
+    script += ['set +a', 'exec %s "$@"' % ' '.join(shlex.quote(part) for part in argv)]
+    out = {'argv': argv, 'env_text': '\n'.join(env_lines) + '\n', 'script_text': '\n'.join(script) + '\n',
+           'secret_env_path': secret_path, 'secret_names': secret_names,
+           'env_redacted': dict((key, REDACTED if key in secret_names else value) for key, value in env.items())}
+    if secrets:
+        lines = ['# managed by npuops.ascend: secrets of the vLLM-Ascend service %s (not shown in reports or diffs)' % service]
+        lines += ['%s=%s' % (key, shlex.quote(env[key])) for key in secret_names]
+        out['secret_env_text'] = '\n'.join(lines) + '\n'
+    return out
 
 
 # --- mindie_config_problems ----------------------------------------------------------------------------------------
@@ -230,8 +351,11 @@ def mindie_config_problems(values):
 
 
 def mindie_config_problem_lines(pair):
-    """``host: problem`` lines of one node from the pair ``[problems, host]``, for the assert of the inventory check."""
+    """``host: problem`` lines of one node from the pair ``[problems, host]`` (a list, one sentence or None), for the
+    asserts that stop the stage on every node."""
     problems, host = pair
+    if isinstance(problems, str):
+        problems = [problems] if problems else []
     return ['%s: %s' % (host, problem) for problem in problems or []]
 
 
@@ -267,6 +391,7 @@ class FilterModule:
     def filters(self):
         return {
             'npu_mem_size': npu_mem_size,
+            'npu_mem_size_auto': npu_mem_size_auto,
             'mindie_config_problems': mindie_config_problems,
             'mindie_config_problem_lines': mindie_config_problem_lines,
             'mindie_config_findings': mindie_config_findings,

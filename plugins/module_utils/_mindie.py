@@ -26,11 +26,16 @@ from __future__ import annotations
 
 import copy
 import difflib
+import errno
+import grp
 import ipaddress
 import json
 import os
+import pwd
 import re
+import stat
 import tempfile
+import time
 
 from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure
 
@@ -390,8 +395,79 @@ def parse_mode(mode):
     raise ValueError('mode %s is not an octal mode such as 0640' % _show(mode))
 
 
+FILE_KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'),
+              (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'))
+# read the file itself, never what a link at its path points to; never block on a FIFO swapped in
+READ_FLAGS = os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_CLOEXEC', 0)
+BACKUP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
+BACKUP_TRIES = 10
+
+
+def file_kind(mode):
+    """What a non-regular file is, in words (``a FIFO``)."""
+    for test, name in FILE_KINDS:
+        if test(mode):
+            return name
+    return 'not a regular file'
+
+
+def link_problem(path):
+    """The refusal of a symbolic link at ``path``: what it points to and what to do."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = '?'
+    resolved = os.path.realpath(path)
+    missing = not os.path.exists(resolved)
+    shown = target if resolved == target and not missing else '%s (%s%s)' % (
+        target, resolved, ', which does not exist' if missing else '')
+    where = 'the real config.json of MindIE' if missing else 'the real file, %s' % resolved
+    return ('is a symbolic link to %s; the module does not read or write through a link (it would copy the target\'s '
+            'content into a file the service user owns, and replace the link). Point path (role: mindie_config_path) at '
+            '%s. Nothing was written.' % (shown, where))
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_all(fd, limit):
+    chunks = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b''.join(chunks)
+
+
+def _account(value, lookup, field, what, fix):
+    """The numeric id of an owner or group option (a name or a number), None when not given; raises ValueError."""
+    if value is None or value == '':
+        return None
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return getattr(lookup(text), field)
+    except KeyError:
+        kind = 'user' if what == 'owner' else 'group'
+        raise ValueError('%s %s is not a %s on this host; %s' % (what, _show(text), kind, fix)) from None
+
+
 class MindieConfig:
-    """Read, merge, validate, write and verify one MindIE config.json (``module`` is the AnsibleModule)."""
+    """Read, merge, validate, write and verify one MindIE config.json (``module`` is the AnsibleModule).
+
+    The file is opened without following a symbolic link at its path (``O_NOFOLLOW``) and checked on the opened
+    descriptor, so a link put there between the check and the open is refused too. The new text is written to a
+    temporary file beside it, given its owner, group and mode on the descriptor, and renamed over the file; a backup
+    is created with ``O_EXCL`` (never through a link) from the bytes that were read. Owner, group and mode of an
+    unchanged file are set on an opened descriptor as well, never by path.
+    """
 
     def __init__(self, module, host):
         self.module = module
@@ -401,28 +477,56 @@ class MindieConfig:
         self.settings = params['settings'] or {}
         self.model_index = params['model_index']
         self.mode = params['mode']
+        self.stat = None
 
     def fail(self, text, **extra):
         raise ModuleFailure('%s on %s: %s' % (self.path, self.host, text), **extra)
 
-    def read(self):
-        """The file's bytes, after the existence, type and size checks."""
+    def open(self):
+        """``(fd, stat)`` of the file opened read-only, after the existence and type checks (no link followed)."""
         path = self.path
-        if not os.path.lexists(path):
+        try:
+            first = os.lstat(path)
+        except FileNotFoundError:
             raise ModuleFailure('MindIE is not installed at %s on %s (no such file). Install MindIE Service, or point path '
                                 '(role: mindie_config_path) at its conf/config.json (a whl install keeps it in '
-                                '<install dir>/mindie_llm/conf/config.json). Nothing was written.' % (path, self.host))
-        if not os.path.isfile(path):
-            self.fail('not a regular file; MindIE reads its settings from a regular config.json. Nothing was written.')
-        size = os.path.getsize(path)
-        if size == 0 or size > MAX_FILE_BYTES:
-            self.fail('the file has %d bytes; MindIE reads a config.json of 1 byte to 10 MiB (%d bytes) only. Restore the '
-                      'file from the MindIE package or a backup. Nothing was written.' % (size, MAX_FILE_BYTES))
-        with open(path, 'rb') as handle:
-            return handle.read()
+                                '<install dir>/mindie_llm/conf/config.json). Nothing was written.' % (path, self.host)) from None
+        except OSError as exc:
+            self.fail('cannot be read (%s). Nothing was written.' % (exc.strerror or exc))
+        if stat.S_ISLNK(first.st_mode):
+            self.fail(link_problem(path))
+        if not stat.S_ISREG(first.st_mode):
+            self.fail('is not a regular file (%s); MindIE reads its settings from a regular config.json. Nothing was '
+                      'written.' % file_kind(first.st_mode))
+        try:
+            fd = os.open(path, READ_FLAGS)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:       # a link put in place after the check
+                self.fail(link_problem(path))
+            self.fail('cannot be opened (%s). Nothing was written.' % (exc.strerror or exc))
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            os.close(fd)
+            self.fail('is not a regular file (%s); MindIE reads its settings from a regular config.json. Nothing was '
+                      'written.' % file_kind(opened.st_mode))
+        return fd, opened
+
+    def read(self):
+        """The file's bytes, after the existence, type and size checks; its stat in ``self.stat``."""
+        fd, opened = self.open()
+        try:
+            size = opened.st_size
+            if size == 0 or size > MAX_FILE_BYTES:
+                self.fail('the file has %d bytes; MindIE reads a config.json of 1 byte to 10 MiB (%d bytes) only. Restore '
+                          'the file from the MindIE package or a backup. Nothing was written.' % (size, MAX_FILE_BYTES))
+            data = _read_all(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+        self.stat = opened
+        return data
 
     def check_request(self):
-        """The checks of the options that need no file: mode and the settings alone."""
+        """The checks of the options that need no file: mode, owner, group and the settings alone; ``(mode, uid, gid)``."""
         try:
             mode = parse_mode(self.mode)
         except ValueError as exc:
@@ -430,14 +534,21 @@ class MindieConfig:
         if mode & ~MAX_MODE:
             self.fail('mode %04o is wider than 0640: MindIE refuses to start with a config.json that has any permission '
                       'beyond owner read/write and group read. Use 0640 (or 0600). Nothing was written.' % mode)
+        try:
+            uid = _account(self.module.params['owner'], pwd.getpwnam, 'pw_uid', 'owner',
+                           'create the user MindIE runs as first, or fix owner (role: mindie_config_owner)')
+            gid = _account(self.module.params['group'], grp.getgrnam, 'gr_gid', 'group',
+                           'create the group first, or fix group (role: mindie_config_group)')
+        except ValueError as exc:
+            self.fail('%s. Nothing was written.' % exc)
         problems = setting_problems(self.settings)
         if problems:
             self.fail('the settings are not valid for MindIE, so nothing was written: %s. Fix them in settings (role: '
                       'mindie_config_settings).' % '; '.join(problems), problems=problems)
-        return mode
+        return mode, uid, gid
 
     def run(self):
-        mode = self.check_request()
+        mode, uid, gid = self.check_request()
         raw = self.read()
         try:
             text = raw.decode('utf-8')
@@ -462,51 +573,152 @@ class MindieConfig:
                    or type(before_values.get(key)) is not type(value)]
         content_changed = after_doc != doc or bool(changes)
         new_text = render(after_doc, detect_indent(text)) if content_changed else text
+        attr_before, attr_after = self.attribute_changes(mode, uid, gid)
         result = {
-            'changed': content_changed,
+            'changed': content_changed or bool(attr_before),
             'path': self.path,
             'changes': changes,
+            'settings_before': before_values,
             'settings_after': dict((key, value) for key, value in file_values(after_doc, self.model_index).items()
                                    if key in self.settings),
             'backup_file': None,
             'problems': [],
         }
-        diff = {'before': text, 'after': new_text, 'before_header': self.path, 'after_header': self.path}
-        if content_changed and not self.module.check_mode:
-            if self.module.params['backup']:
-                result['backup_file'] = self.module.backup_local(self.path)
-            self.write(new_text, mode)
-            self.verify()
-        attr_diff = {'before': {}, 'after': {}}
-        file_args = self.module.load_file_common_arguments({'path': self.path, 'mode': '%04o' % mode,
-                                                            'owner': self.module.params['owner'],
-                                                            'group': self.module.params['group']})
-        result['changed'] = self.module.set_fs_attributes_if_different(file_args, result['changed'], attr_diff)
-        diffs = [diff] if content_changed else []
-        if attr_diff['before']:
-            attr_diff['before_header'] = attr_diff['after_header'] = self.path + ' (owner, group, mode)'
-            diffs.append(attr_diff)
+        self.warn_open_directory()
+        if not self.module.check_mode:
+            if content_changed:
+                if self.module.params['backup']:
+                    result['backup_file'] = self.backup(raw)
+                self.write(new_text, mode, self.stat.st_uid if uid is None else uid,
+                           self.stat.st_gid if gid is None else gid)
+                self.verify()
+            elif attr_before:
+                self.set_attributes(mode, uid, gid)
+        diffs = []
+        if content_changed:
+            diffs.append({'before': text, 'after': new_text, 'before_header': self.path, 'after_header': self.path})
+        if attr_before:
+            header = self.path + ' (owner, group, mode)'
+            diffs.append({'before': attr_before, 'after': attr_after, 'before_header': header, 'after_header': header})
         if diffs:
             result['diff'] = diffs if len(diffs) > 1 else diffs[0]
         return result
 
-    def write(self, text, mode):
-        """Write ``text`` to a temporary file beside the target and move it over the target in one step."""
+    def attribute_changes(self, mode, uid, gid):
+        """``(before, after)`` of the owner, group and mode that differ from the wanted ones (empty dicts when none)."""
+        before, after = {}, {}
+        have = self.stat
+        if uid is not None and have.st_uid != uid:
+            before['owner'], after['owner'] = have.st_uid, uid
+        if gid is not None and have.st_gid != gid:
+            before['group'], after['group'] = have.st_gid, gid
+        if stat.S_IMODE(have.st_mode) != mode:
+            before['mode'], after['mode'] = '%04o' % stat.S_IMODE(have.st_mode), '%04o' % mode
+        return before, after
+
+    def warn_open_directory(self):
+        """A warning when every user may write the file's directory (anyone could then replace the file)."""
         directory = os.path.dirname(self.path) or '.'
-        handle, temp = tempfile.mkstemp(prefix='.config.json.', dir=directory)
         try:
-            with os.fdopen(handle, 'wb') as out:
-                out.write(text.encode('utf-8'))
-            os.chmod(temp, mode)
-            self.module.atomic_move(temp, self.path)
+            mode = os.stat(directory).st_mode
+        except OSError:
+            return
+        if mode & stat.S_IWOTH:
+            self.module.warn('%s on %s: the directory %s is writable by every user (mode %04o), so any local user can '
+                             'replace the file MindIE reads. Make it writable by its owner only (chmod o-w %s).'
+                             % (self.path, self.host, directory, stat.S_IMODE(mode), directory))
+
+    def same_file(self, now):
+        return not stat.S_ISLNK(now.st_mode) and (now.st_dev, now.st_ino) == (self.stat.st_dev, self.stat.st_ino)
+
+    def backup(self, raw):
+        """Write ``raw`` (the bytes read) to a new file beside the target, never through a link; its path."""
+        have = self.stat
+        stamp = time.strftime('%Y-%m-%d@%H:%M:%S', time.localtime(time.time()))
+        base = '%s.%d.%s' % (self.path, os.getpid(), stamp)
+        for attempt in range(BACKUP_TRIES):
+            name = base + ('.%d~' % attempt if attempt else '~')
+            try:
+                fd = os.open(name, BACKUP_FLAGS, 0o600)
+            except FileExistsError:           # also a link planted at the name: O_EXCL never follows it
+                continue
+            except OSError as exc:
+                self.fail('the backup %s could not be created (%s); config.json was left as it is. Check the directory, '
+                          'or set backup: false (role: mindie_config_backup).' % (name, exc.strerror or exc))
+            try:
+                _write_all(fd, raw)
+                if (have.st_uid, have.st_gid) != (os.geteuid(), os.getegid()):
+                    os.fchown(fd, have.st_uid, have.st_gid)
+                os.fchmod(fd, stat.S_IMODE(have.st_mode) & MAX_MODE)   # never wider than what MindIE accepts
+                if os.utime in os.supports_fd:
+                    os.utime(fd, ns=(have.st_atime_ns, have.st_mtime_ns))
+                os.fsync(fd)
+            except OSError as exc:
+                os.close(fd)
+                os.unlink(name)
+                self.fail('the backup %s could not be written (%s); config.json was left as it is.'
+                          % (name, exc.strerror or exc))
+            os.close(fd)
+            return name
+        self.fail('%d files named %s*~ exist already, so no backup could be created; config.json was left as it is. '
+                  'Remove old backups.' % (BACKUP_TRIES, base))
+        return None
+
+    def write(self, text, mode, uid, gid):
+        """Write ``text`` to a temporary file beside the target, with its owner, group and mode, and rename it over."""
+        directory = os.path.dirname(self.path) or '.'
+        try:
+            fd, temp = tempfile.mkstemp(prefix='.config.json.', dir=directory)
+        except OSError as exc:
+            self.fail('no temporary file could be created in %s (%s); config.json was left as it is. Run the task as a '
+                      'user that may write there (become: true).' % (directory, exc.strerror or exc))
+        try:
+            try:
+                _write_all(fd, text.encode('utf-8'))
+                os.fchmod(fd, mode)
+                made = os.fstat(fd)
+                if (made.st_uid, made.st_gid) != (uid, gid):
+                    os.fchown(fd, uid, gid)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if self.module.selinux_enabled():
+                self.module.set_context_if_different(temp, self.module.selinux_context(self.path), False)
+            if not self.same_file(os.lstat(self.path)):
+                self.fail('was replaced by another file or a link while the module ran; config.json was left as it is. '
+                          'Find what else writes it, then run again.')
+            os.rename(temp, self.path)
+        except OSError as exc:
+            self.fail('could not be written (%s); config.json was left as it is. Run the task as root (become: true).'
+                      % (exc.strerror or exc))
         finally:
-            if os.path.exists(temp):
+            if os.path.lexists(temp):
                 os.unlink(temp)
+
+    def set_attributes(self, mode, uid, gid):
+        """Owner, group and mode of the unchanged file, set on an opened descriptor (never through a link)."""
+        fd, now = self.open()
+        try:
+            if (now.st_dev, now.st_ino) != (self.stat.st_dev, self.stat.st_ino):
+                self.fail('was replaced by another file while the module ran; nothing was changed. Find what else writes '
+                          'it, then run again.')
+            if (uid is not None and now.st_uid != uid) or (gid is not None and now.st_gid != gid):
+                os.fchown(fd, -1 if uid is None else uid, -1 if gid is None else gid)
+            if stat.S_IMODE(now.st_mode) != mode:
+                os.fchmod(fd, mode)
+        except OSError as exc:
+            self.fail('owner, group or mode could not be set (%s). Run the task as root (become: true).'
+                      % (exc.strerror or exc))
+        finally:
+            os.close(fd)
 
     def verify(self):
         """Read the file back: every setting must be there with its value."""
-        with open(self.path, 'rb') as handle:
-            doc = json.loads(handle.read().decode('utf-8'))
+        fd, _opened = self.open()
+        try:
+            doc = json.loads(_read_all(fd, MAX_FILE_BYTES + 1).decode('utf-8'))
+        finally:
+            os.close(fd)
         have = file_values(doc, self.model_index)
         wrong = [key for key, value in self.settings.items() if have.get(key) != value]
         if wrong:

@@ -28,9 +28,18 @@ description:
     Standard. Any problem fails the task with every problem listed in RV(problems), and nothing is written.
   - The file must exist (a missing file means MindIE is not installed there), be a regular file of 1 byte to 10 MiB
     (what MindIE reads), and be valid JSON.
-  - A changed file is written to a temporary file in the same directory and moved over the old one in one step, with
-    the indent style of the old file (4 spaces when it cannot be told); it is then read back and every setting checked.
-    When the values are already there nothing is written (a different formatting alone is no change).
+  - A symbolic link at O(path) is refused, naming the link and its target, and nothing is written - the module never
+    reads or writes through a link (the target would be copied into a file the service user owns, and the link
+    replaced). The file is opened with C(O_NOFOLLOW) and checked on the opened descriptor, so a link put in place after
+    the check is refused as well. Links among the directories above it (such as C(latest) of a run-package install)
+    are followed as usual.
+  - A changed file is written to a temporary file in the same directory - owner, group and mode set on it there - and
+    renamed over the old one in one step, with the indent style of the old file (4 spaces when it cannot be told); it is
+    then read back and every setting checked. When the values are already there nothing is written (a different
+    formatting alone is no change); owner, group and mode of an unchanged file are set on the opened file.
+  - O(owner) and O(group) must exist on the node; otherwise the task fails before anything is written.
+  - A warning names a directory of the file that every user may write (any local user could replace the file).
+    A directory the service user or its group may write is MindIE's usual layout and is not reported.
 options:
   path:
     description:
@@ -74,11 +83,11 @@ options:
     default: 0
   owner:
     description:
-      - Owner of the file. MindIE refuses a config.json that is not owned by the user the service runs as (root is not
-        checked). Left as it is when not given.
+      - Owner of the file (a user name or a uid). MindIE refuses a config.json that is not owned by the user the service
+        runs as (root is not checked). Left as it is when not given.
     type: str
   group:
-    description: Group of the file. Left as it is when not given.
+    description: Group of the file (a group name or a gid). Left as it is when not given.
     type: str
   mode:
     description:
@@ -88,7 +97,9 @@ options:
     default: '0640'
   backup:
     description:
-      - Keep a copy of the old file beside it (C(config.json.<timestamp>~)) before a change; its path is in RV(backup_file).
+      - Keep a copy of the old file beside it (C(config.json.<pid>.<timestamp>~)) before a change; its path is in
+        RV(backup_file). The copy is created as a new file (never through a link or over an existing file), holds the
+        bytes that were read, keeps the old owner and group, and has the old mode limited to 0640.
     type: bool
     default: false
 extends_documentation_fragment:
@@ -110,9 +121,15 @@ attributes:
 notes:
   - C(npuDeviceIds) are logical device ids; with C(ASCEND_RT_VISIBLE_DEVICES) set they are renumbered from 0.
   - The module does not restart MindIE Service; it reads C(config.json) when it starts.
+  - C(npuMemSize -1), MindIE's default and the value its parameter guide recommends, lets MindIE size the KV cache
+    itself at each start from a warm-up with the largest batch and C(NPU_MEMORY_FRACTION); a fixed number skips that
+    profiling (MindIE then warns that it may run out of memory). A fixed value computed from the free HBM is only right
+    when read while no model is loaded on the NPUs - see P(npuops.ascend.npu_mem_size_auto#filter).
 seealso:
   - module: npuops.ascend.npu_info
   - plugin: npuops.ascend.npu_mem_size
+    plugin_type: filter
+  - plugin: npuops.ascend.npu_mem_size_auto
     plugin_type: filter
 """
 
@@ -158,6 +175,13 @@ changes:
   type: list
   elements: dict
   sample: [{key: maxBatchSize, path: BackendConfig.ScheduleConfig.maxBatchSize, before: 200, after: 64}]
+settings_before:
+  description:
+    - The value of every setting of the module's table that the file held before the task (settings it does not hold
+      are left out). A check-mode run with no settings reads the file this way.
+  returned: success
+  type: dict
+  sample: {maxBatchSize: 200, npuMemSize: -1, worldSize: 4}
 settings_after:
   description: The value of every requested setting in the file after the task (predicted in check mode).
   returned: success

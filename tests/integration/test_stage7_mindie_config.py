@@ -198,3 +198,134 @@ def test_load_sweep_against_a_running_service_is_reported(mindie):
 
     rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
     assert rc == 0 and "Load sweep skipped: mindie_config_bench_endpoint is not set" in out, out[-3000:]
+
+
+SIM = "/usr/local/sbin/npu-sim"
+
+
+def test_a_link_at_the_config_path_is_refused_and_left_as_it_is(mindie):
+    pod = mindie
+    path = conf_path(pod, "node01")
+    conf_dir = os.path.dirname(path)
+    secret = os.path.join(pod.node_dir("node01"), "files", "root-only.json")
+    with open(secret, "w") as handle:
+        handle.write('{"auths": {"registry.example.com": {"auth": "c2VjcmV0"}}}')
+    os.chmod(secret, 0o600)
+    real = path + ".real"
+    os.rename(path, real)
+    os.symlink(secret, path)
+    listing = sorted(os.listdir(conf_dir))
+    try:
+        rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": {"maxBatchSize": 64}, "mindie_config_owner": "nobody"})
+        assert rc != 0, out[-4000:]
+        # the node's own view of the path (/usr/local/Ascend/... is bind-mounted from files/Ascend)
+        assert "config.json on node01: is a symbolic link to " in out and "Point path (role: mindie_config_path) at" in out
+        assert os.path.islink(path) and os.readlink(path) == secret
+        assert sorted(os.listdir(conf_dir)) == listing          # no backup, no temporary file
+        assert os.stat(secret).st_uid == 0 and os.stat(secret).st_mode & 0o777 == 0o600
+        with open(secret) as handle:
+            text = handle.read()
+        assert "c2VjcmV0" in text and "BackendConfig" not in text
+    finally:
+        os.unlink(path)
+        os.rename(real, path)
+        os.unlink(secret)
+
+
+def test_vllm_secrets_stay_out_of_argv_reports_and_the_diff(mindie):
+    pod = mindie
+    key, token = "sk-SECRET-APIKEY-123", "hf_SECRETTOKEN456"
+    vllm = {"mindie_config_engine": "vllm", "mindie_config_service": "qwen", "mindie_config_vllm_dir": "/var/lib/npuops/vllm",
+            "mindie_config_vllm_model": "/data/weights/qwen2.5-7b",
+            "mindie_config_vllm_args": {"tensor-parallel-size": 8, "api-key": key},
+            "mindie_config_vllm_env": {"TASK_QUEUE_ENABLE": 2, "HF_TOKEN": token}}
+    try:
+        rc, out = pod.playbook(PLAYBOOK, vllm, ["--diff"])
+        assert rc == 0, out[-4000:]
+        assert key not in out and token not in out, "a secret is in the output"
+        assert "/var/lib/npuops/vllm/vllm-qwen.secrets was written: HF_TOKEN=<redacted>, VLLM_API_KEY=<redacted>" in out
+        assert "+TASK_QUEUE_ENABLE=2" in out              # the diff of the rest is still shown
+        for node in NODES:
+            script = pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.sh")
+            exec_line = [line for line in script.splitlines() if line.startswith("exec ")]
+            assert exec_line == ['exec vllm serve /data/weights/qwen2.5-7b --tensor-parallel-size 8 "$@"'], script
+            assert ". /var/lib/npuops/vllm/vllm-qwen.secrets" in script
+            assert key not in pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.env")
+            secrets = pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.secrets")
+            assert "VLLM_API_KEY=%s" % key in secrets and "HF_TOKEN=%s" % token in secrets
+            assert pod.node(node, "stat", "-c", "%a %U", "/var/lib/npuops/vllm/vllm-qwen.secrets").split() == ["640", "root"]
+        leaked = []
+        for root, _dirs, names in os.walk(pod.reports):
+            for name in names:
+                with open(os.path.join(root, name), "rb") as handle:
+                    data = handle.read()
+                if key.encode() in data or token.encode() in data:
+                    leaked.append(os.path.join(root, name))
+        assert leaked == []
+        records = sorted((os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
+                          if name == "node01.json" and root.endswith("stage7-mindie_config")), key=os.path.getmtime)
+        with open(records[-1]) as handle:
+            record = json.load(handle)
+        assert record["vllm_env"] == {"HF_TOKEN": "<redacted>", "TASK_QUEUE_ENABLE": "2", "VLLM_API_KEY": "<redacted>"}
+        assert record["vllm_argv"] == ["vllm", "serve", "/data/weights/qwen2.5-7b", "--tensor-parallel-size", "8"]
+
+        rc, out = pod.playbook(PLAYBOOK, vllm, ["--diff"])
+        assert rc == 0 and "changed=0" in out and "changed=1" not in out, out[-3000:]
+        assert key not in out and token not in out
+
+        # without a secret the secrets file goes, and the script no longer sources it
+        rc, out = pod.playbook(PLAYBOOK, dict(vllm, mindie_config_vllm_args={"tensor-parallel-size": 8},
+                                              mindie_config_vllm_env={"TASK_QUEUE_ENABLE": 1}))
+        assert rc == 0, out[-3000:]
+        for node in NODES:
+            assert ".secrets" not in pod.node(node, "cat", "/var/lib/npuops/vllm/vllm-qwen.sh")
+            assert not os.path.exists(os.path.join(pod.node_dir(node), "npuops", "vllm", "vllm-qwen.secrets"))
+    finally:
+        for node in NODES:
+            shutil.rmtree(os.path.join(pod.node_dir(node), "npuops", "vllm"), ignore_errors=True)
+
+
+def test_auto_npu_mem_size_is_kept_while_the_service_runs(mindie):
+    pod = mindie
+    auto = {"mindie_config_settings": {"maxBatchSize": 100}, "mindie_config_npu_mem_size": "auto",
+            "mindie_config_weights_gb": 10}
+    saved = dict((node, open(conf_path(pod, node), "rb").read()) for node in NODES)
+    try:
+        rc, out = pod.playbook(PLAYBOOK, auto)
+        assert rc == 0, out[-4000:]
+        sizes = dict((node, json.load(open(conf_path(pod, node)))["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]
+                      ["npuMemSize"]) for node in NODES)
+        assert all(size > 0 for size in sizes.values()), sizes
+        written = digests(pod)
+
+        # the service starts: its KV cache takes 40 GB of HBM on every NPU of the instance
+        for node in NODES:
+            for npu in range(8):
+                pod.node(node, SIM, "fault", "set", "process", "--device", str(npu), "--value", "mindieservice:40960")
+        rc, out = pod.playbook(PLAYBOOK, auto)
+        assert rc == 0, out[-4000:]
+        assert "changed=0" in out and "changed=1" not in out, out[-3000:]
+        assert digests(pod) == written
+        reports = sorted((os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
+                          if name == "mindie_config.md"), key=os.path.getmtime)
+        with open(reports[-1]) as handle:
+            text = handle.read()
+        assert "| node01 | %d | npuMemSize %d kept from config.json: NPU 0, 1, 2, 3, 4, 5, 6, 7 run processes (pid " \
+               % (sizes["node01"], sizes["node01"]) in text, text
+
+        # no value to keep (MindIE's default -1): refused on every node before anything is written
+        for node in NODES:
+            with open(conf_path(pod, node), "wb") as handle:
+                handle.write(saved[node])
+        before = digests(pod)
+        rc, out = pod.playbook(PLAYBOOK, auto)
+        assert rc != 0, out[-4000:]
+        assert "Stage 7 stopped before anything was written on any node: node01: npuMemSize auto cannot be computed now: " \
+               "NPU 0, 1, 2, 3, 4, 5, 6, 7 run processes (pid " in out
+        assert "and config.json holds npuMemSize -1 (no value to keep)" in out
+        assert digests(pod) == before
+    finally:
+        for node in NODES:
+            pod.node(node, SIM, "fault", "clear", "process")
+            with open(conf_path(pod, node), "wb") as handle:
+                handle.write(saved[node])

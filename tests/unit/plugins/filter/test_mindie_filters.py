@@ -11,7 +11,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.filter import mindie_config_problems as mindie_module
 from ansible_collections.npuops.ascend.plugins.filter.mindie_config_problems import (
-    mindie_config_findings, mindie_config_problem_lines, mindie_config_problems, npu_mem_size, vllm_launch)
+    mindie_config_findings, mindie_config_problem_lines, mindie_config_problems, npu_mem_size, npu_mem_size_auto,
+    vllm_launch)
 
 
 def info_row(npu, used, total=65536):
@@ -24,7 +25,8 @@ NPUS = {'changed': False, 'devices': {'0': info_row(0, 2048), '1': info_row(1, 4
 
 def test_filters_are_registered():
     assert sorted(mindie_module.FilterModule().filters()) == [
-        'mindie_config_findings', 'mindie_config_problem_lines', 'mindie_config_problems', 'npu_mem_size', 'vllm_launch']
+        'mindie_config_findings', 'mindie_config_problem_lines', 'mindie_config_problems', 'npu_mem_size',
+        'npu_mem_size_auto', 'vllm_launch']
 
 
 def test_npu_mem_size_uses_the_fullest_npu():
@@ -137,6 +139,8 @@ def test_vllm_launch_renders_plain_vllm_serve():
 def test_problem_lines():
     assert mindie_config_problem_lines([['a', 'b'], 'node01']) == ['node01: a', 'node01: b']
     assert mindie_config_problem_lines([None, 'node01']) == []
+    assert mindie_config_problem_lines(['one sentence', 'node02']) == ['node02: one sentence']
+    assert mindie_config_problem_lines(['', 'node02']) == []
 
 
 DEFAULT_TEXT = open(os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'mindie', 'config_default.json')).read()
@@ -172,3 +176,152 @@ def test_findings_of_a_failed_module_are_its_problems():
 def test_findings_of_a_failure_registered_with_failed_when_false():
     result = {'changed': False, 'failed_when_result': False, 'msg': '/c.json on node02: ...', 'problems': ['a rule']}
     assert [f['msg'] for f in mindie_config_findings(result, {'maxBatchSize': 1}, 'node02')] == ['node02: a rule']
+
+
+# --- secrets of the vLLM launch: never on the command line, in a report or in a diff ----------------------------------
+
+SECRET = 'sk-SECRET-APIKEY-123'
+TOKEN = 'hf_SECRETTOKEN456'
+
+
+def launch_values(**overrides):
+    out = {'service': 'qwen', 'vllm_model': '/data/qwen', 'env_path': '/var/lib/npuops/vllm/vllm-qwen.env',
+           'vllm_args': {'tensor-parallel-size': 8, 'api-key': SECRET},
+           'vllm_env': {'TASK_QUEUE_ENABLE': 1, 'HF_TOKEN': TOKEN}}
+    out.update(overrides)
+    return out
+
+
+def test_the_api_key_goes_to_the_environment_not_the_command_line():
+    out = vllm_launch(launch_values())
+    assert out['argv'] == ['vllm', 'serve', '/data/qwen', '--tensor-parallel-size', '8']
+    for text in (out['script_text'], out['env_text'], json.dumps(out)):
+        assert SECRET not in text and TOKEN not in text
+    assert out['script_text'].endswith('exec vllm serve /data/qwen --tensor-parallel-size 8 "$@"\n')
+    assert out['script_text'].splitlines()[3:7] == ['set -a', '. /var/lib/npuops/vllm/vllm-qwen.env',
+                                                    '. /var/lib/npuops/vllm/vllm-qwen.secrets', 'set +a']
+    assert out['env_text'] == ('# managed by npuops.ascend: environment of the vLLM-Ascend service qwen\n'
+                               'TASK_QUEUE_ENABLE=1\n')
+    assert out['secret_names'] == ['HF_TOKEN', 'VLLM_API_KEY']
+    assert out['env_redacted'] == {'HF_TOKEN': '<redacted>', 'TASK_QUEUE_ENABLE': '1', 'VLLM_API_KEY': '<redacted>'}
+    assert out['secret_env_path'] == '/var/lib/npuops/vllm/vllm-qwen.secrets'
+
+
+def test_the_secret_file_text_is_returned_only_when_asked():
+    assert 'secret_env_text' not in vllm_launch(launch_values())
+    text = vllm_launch(launch_values(), secrets=True)['secret_env_text']
+    assert text == ('# managed by npuops.ascend: secrets of the vLLM-Ascend service qwen (not shown in reports or diffs)\n'
+                    'HF_TOKEN=%s\nVLLM_API_KEY=%s\n' % (TOKEN, SECRET))
+
+
+def test_a_launch_without_secrets_sources_no_secret_file():
+    out = vllm_launch(launch_values(vllm_args={'tensor-parallel-size': 8}, vllm_env={'TASK_QUEUE_ENABLE': 1}))
+    assert out['secret_names'] == []
+    assert '.secrets' not in out['script_text']
+    assert vllm_launch(launch_values(vllm_env={}), secrets=True)['secret_env_text'].count('\n') == 2
+
+
+@pytest.mark.parametrize('name, secret', [
+    ('HF_TOKEN', True), ('VLLM_API_KEY', True), ('OPENAI_API_KEY', True), ('DB_PASSWORD', True), ('CLIENT_SECRET', True),
+    ('hf_token', True), ('TASK_QUEUE_ENABLE', False), ('HCCL_BUFFSIZE', False), ('PYTORCH_NPU_ALLOC_CONF', False),
+])
+def test_secret_variable_names(name, secret):
+    out = vllm_launch(launch_values(vllm_args={}, vllm_env={name: 'x'}))
+    assert (name in out['secret_names']) is secret
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'vllm_args': {'api-key': ['a', 'b']}},
+     'mindie_config_vllm_args api-key must be one key (a string): it is passed to vllm serve as VLLM_API_KEY, which holds '
+     'one key; got <redacted>'),
+    ({'vllm_args': {'api_key': SECRET}, 'vllm_env': {'VLLM_API_KEY': SECRET}},
+     'the API key is given twice: mindie_config_vllm_args api_key and mindie_config_vllm_env VLLM_API_KEY; keep one'),
+    ({'vllm_args': {'hf-token': TOKEN}}, 'mindie_config_vllm_args hf-token would put the token on the command line of '
+                                         'vllm serve, which every local user can read (ps); set HF_TOKEN in '
+                                         'mindie_config_vllm_env instead'),
+    ({'vllm_env': {'HF_TOKEN': [TOKEN]}}, 'mindie_config_vllm_env HF_TOKEN must be a string or a number, got <redacted>'),
+])
+def test_secret_refusals_never_show_the_secret(overrides, message):
+    base = launch_values(vllm_args={}, vllm_env={})
+    base.update(overrides)
+    problems = mindie_config_problems(values(engine='vllm', settings={}, vllm_model='/data/qwen',
+                                             vllm_args=base['vllm_args'], vllm_env=base['vllm_env']))
+    assert any(message in problem for problem in problems), problems
+    assert SECRET not in json.dumps(problems) and TOKEN not in json.dumps(problems)
+    with pytest.raises(AnsibleFilterError) as caught:
+        vllm_launch(base)
+    assert message in str(caught.value) and SECRET not in str(caught.value) and TOKEN not in str(caught.value)
+
+
+def test_a_bare_hf_token_flag_is_no_secret():
+    out = vllm_launch(launch_values(vllm_args={'hf-token': True}, vllm_env={}))
+    assert out['argv'][-1] == '--hf-token'
+
+
+# --- npuMemSize auto: computed at rest, kept while a model holds the NPUs ---------------------------------------------
+
+def npus(busy=(), processes=None):
+    data = {'devices': {'0': info_row(0, 2048 + (40000 if 0 in busy else 0)), '1': info_row(1, 4096),
+                        '2': info_row(2, 3072)},
+            'summary': {'busy': sorted(busy)}}
+    data['processes'] = processes if processes is not None else [
+        {'npu': npu, 'chip': 0, 'pid': 139000 + 11 * npu, 'name': 'mindie', 'memory_mb': 40000} for npu in sorted(busy)]
+    return data
+
+
+def read(value, failed=False):
+    if failed:
+        return {'failed': False, 'failed_when_result': False, 'msg': '/c.json on node01: is a symbolic link to /x; ...'}
+    return {'changed': False, 'settings_before': {} if value is None else {'npuMemSize': value}}
+
+
+def test_auto_is_computed_while_no_process_holds_the_npus():
+    out = npu_mem_size_auto(npus(), read(-1), 20, 4)
+    assert out == {'npuMemSize': 28, 'source': 'computed', 'busy': [], 'problem': None,
+                   'msg': 'npuMemSize 28 computed from the free HBM of NPU 0, 1, 2 (no process on them): floor((60.0 GB '
+                          'free on NPU 1 - 20 GB of weights - 4 GB of reserve) x 0.8)'}
+
+
+def test_auto_keeps_the_file_value_while_a_model_holds_the_npus():
+    out = npu_mem_size_auto(npus(busy=[0]), read(28), 20, 4)
+    assert out['npuMemSize'] == 28 and out['source'] == 'kept' and out['problem'] is None and out['busy'] == [0]
+    assert out['msg'] == ('npuMemSize 28 kept from config.json: NPU 0 runs a process (pid 139000 mindie on NPU 0, 40000 MB), '
+                          'so its free HBM is what the running model leaves (mostly its KV cache), not what a KV cache '
+                          'can have. Stop the service and run the stage again to compute it anew')
+
+
+def test_auto_refuses_while_a_model_holds_the_npus_and_the_file_has_no_value():
+    for current in (read(-1), read(None)):
+        out = npu_mem_size_auto(npus(busy=[0]), current, 20, 4)
+        assert out['npuMemSize'] is None and out['source'] is None
+        assert out['problem'].startswith(
+            'npuMemSize auto cannot be computed now: NPU 0 runs a process (pid 139000 mindie on NPU 0, 40000 MB), so its '
+            'free HBM is what the running model leaves (mostly its KV cache), not what a KV cache can have, and '
+            'config.json holds ')
+        assert out['problem'].endswith(
+            ' (no value to keep). Stop the service (or those processes) and run the stage again, or set '
+            'mindie_config_npu_mem_size to a number of GB, or to -1 to let MindIE size the KV cache itself when it starts')
+    assert 'config.json holds npuMemSize -1 (no value' in npu_mem_size_auto(npus(busy=[0]), read(-1), 20, 4)['problem']
+    assert 'config.json holds no npuMemSize (no value' in npu_mem_size_auto(npus(busy=[0]), read(None), 20, 4)['problem']
+
+
+def test_auto_names_a_file_it_could_not_read():
+    out = npu_mem_size_auto(npus(busy=[0]), read(None, failed=True), 20, 4)
+    assert 'and config.json could not be read (/c.json on node01: is a symbolic link to /x; ...)' in out['problem']
+
+
+def test_a_process_on_an_npu_of_another_instance_does_not_count():
+    out = npu_mem_size_auto(npus(busy=[0]), read(-1), 20, 4, devices=[1, 2])
+    assert out['source'] == 'computed' and out['npuMemSize'] == 28 and out['busy'] == []
+
+
+def test_auto_turns_a_size_that_does_not_fit_into_a_problem():
+    out = npu_mem_size_auto(npus(), read(-1), 58, 4)
+    assert out['npuMemSize'] is None
+    assert out['problem'].startswith('npu_mem_size: NPU 1 has 60.0 GB of free HBM; 58 GB of weights')
+
+
+def test_auto_needs_the_process_table():
+    out = npu_mem_size_auto({'devices': NPUS['devices']}, read(-1), 20, 4)
+    assert out['problem'] == ('npu_mem_size_auto: the npu_info result has no process table (summary.busy); run '
+                              'npuops.ascend.npu_info with gather_subset [usages, processes]')

@@ -304,3 +304,163 @@ def test_detect_indent_and_render():
 def test_closest_name():
     assert _mindie.closest('maxprefilltokens') == 'maxPrefillTokens'
     assert _mindie.closest('zzzz') is None
+
+
+# --- a symbolic link at path, the backup, the owner, the directory ---------------------------------------------------
+
+def tree(directory):
+    """Every entry of ``directory``: name -> ('link', target) or ('file', bytes, mode)."""
+    out = {}
+    for name in sorted(os.listdir(str(directory))):
+        full = os.path.join(str(directory), name)
+        if os.path.islink(full):
+            out[name] = ('link', os.readlink(full))
+        elif os.path.isfile(full):
+            with open(full, 'rb') as handle:
+                out[name] = ('file', handle.read(), mode_of(full))
+        else:
+            out[name] = ('other',)
+    return out
+
+
+def test_a_link_to_a_root_only_file_is_refused_and_nothing_is_written(run_module, tmp_path):
+    secret = tmp_path / 'root' / 'auth.json'
+    secret.parent.mkdir()
+    secret.write_text('{"auths": {"registry.example.com": {"auth": "c2VjcmV0"}}}')
+    os.chmod(str(secret), 0o600)
+    conf_dir = tmp_path / 'conf'
+    conf_dir.mkdir()
+    link = conf_dir / 'config.json'
+    os.symlink(str(secret), str(link))
+    before, secret_before = tree(conf_dir), tree(secret.parent)
+
+    res = run(run_module, link, {'maxBatchSize': 64}, backup=True, owner=str(os.getuid()))
+    assert res.failed
+    assert res.result['msg'] == (
+        '%s on %s: is a symbolic link to %s; the module does not read or write through a link (it would copy the '
+        "target's content into a file the service user owns, and replace the link). Point path (role: "
+        'mindie_config_path) at the real file, %s. Nothing was written.' % (link, HOST, secret, secret))
+    assert tree(conf_dir) == before          # the link is kept, no backup, no temporary file
+    assert tree(secret.parent) == secret_before
+
+
+def test_a_link_to_a_regular_config_is_refused_and_kept(run_module, tmp_path, conf):
+    other = tmp_path / 'conf-real'
+    other.mkdir()
+    link = other / 'config.json'
+    os.symlink(str(conf), str(link))
+    res = run(run_module, link, {'maxBatchSize': 64}, backup=True)
+    assert res.failed
+    assert 'is a symbolic link to %s;' % conf in res.result['msg']
+    assert 'Point path (role: mindie_config_path) at the real file, %s.' % conf in res.result['msg']
+    assert os.path.islink(str(link)) and os.readlink(str(link)) == str(conf)
+    assert conf.read_bytes() == DEFAULT_BYTES and mode_of(conf) == 0o640
+    assert os.listdir(str(conf.parent)) == ['config.json'] and os.listdir(str(other)) == ['config.json']
+
+
+def test_a_dangling_link_is_refused_with_its_target_named(run_module, tmp_path):
+    conf_dir = tmp_path / 'conf'
+    conf_dir.mkdir()
+    link = conf_dir / 'config.json'
+    os.symlink('../gone/config.json', str(link))
+    res = run(run_module, link, {'maxBatchSize': 64})
+    assert res.failed
+    assert ('is a symbolic link to ../gone/config.json (%s, which does not exist);' % (tmp_path / 'gone' / 'config.json')
+            in res.result['msg'])
+    assert 'Nothing was written.' in res.result['msg']
+    assert tree(conf_dir) == {'config.json': ('link', '../gone/config.json')}
+
+
+def test_a_link_put_in_place_after_the_check_is_refused_by_the_open(run_module, monkeypatch, tmp_path, conf):
+    # the path is checked as a regular file, then replaced by a link before it is opened
+    link = tmp_path / 'conf' / 'swapped.json'
+    os.symlink(str(conf), str(link))
+    real_lstat = os.lstat
+    checked = []
+
+    def lstat(path, *args, **kwargs):
+        if str(path) == str(link) and not checked:      # the module's own check sees a regular file, once
+            checked.append(path)
+            return real_lstat(str(conf))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(_mindie.os, 'lstat', lstat)
+    res = run(run_module, link, {'maxBatchSize': 64}, backup=True)
+    assert res.failed
+    assert 'is a symbolic link to %s;' % conf in res.result['msg']
+    assert os.path.islink(str(link))
+    assert conf.read_bytes() == DEFAULT_BYTES
+    assert sorted(os.listdir(str(conf.parent))) == ['config.json', 'swapped.json']
+
+
+def test_a_fifo_at_path_is_refused_without_blocking(run_module, tmp_path):
+    conf_dir = tmp_path / 'conf'
+    conf_dir.mkdir()
+    fifo = conf_dir / 'config.json'
+    os.mkfifo(str(fifo))
+    res = run(run_module, fifo, {'maxBatchSize': 64})
+    assert res.failed
+    assert 'is not a regular file (a FIFO); MindIE reads its settings from a regular config.json.' in res.result['msg']
+
+
+def test_the_backup_is_never_written_through_a_link(run_module, monkeypatch, tmp_path, conf):
+    import time  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(time, 'time', lambda: 1767268800.0)
+    stamp = time.strftime('%Y-%m-%d@%H:%M:%S', time.localtime(1767268800.0))
+    victim = tmp_path / 'victim'
+    planted = '%s.%d.%s~' % (conf, os.getpid(), stamp)
+    os.symlink(str(victim), planted)
+    os.chmod(str(conf), 0o644)
+
+    res = run(run_module, conf, {'maxBatchSize': 64}, backup=True)
+    assert not res.failed, res
+    assert not os.path.lexists(str(victim))                  # nothing written through the planted link
+    assert os.path.islink(planted) and os.readlink(planted) == str(victim)
+    backup = res.result['backup_file']
+    assert backup != planted and backup.startswith('%s.%d.%s' % (conf, os.getpid(), stamp)) and backup.endswith('~')
+    assert not os.path.islink(backup)
+    with open(backup, 'rb') as handle:
+        assert handle.read() == DEFAULT_BYTES
+    # never wider than MindIE's 0640, whatever the old file had
+    assert mode_of(backup) == 0o640
+    assert json.loads(conf.read_text())['BackendConfig']['ScheduleConfig']['maxBatchSize'] == 64
+
+
+def test_an_unknown_owner_is_refused_before_anything_is_written(run_module, conf):
+    res = run(run_module, conf, {'maxBatchSize': 64}, owner='npuops-no-such-user', backup=True)
+    assert res.failed
+    assert res.result['msg'] == ("%s on %s: owner 'npuops-no-such-user' is not a user on this host; create the user MindIE "
+                                 'runs as first, or fix owner (role: mindie_config_owner). Nothing was written.'
+                                 % (conf, HOST))
+    assert conf.read_bytes() == DEFAULT_BYTES
+    assert os.listdir(str(conf.parent)) == ['config.json']
+
+
+def test_an_owner_and_mode_change_alone_is_shown_and_applied(run_module, conf):
+    os.chmod(str(conf), 0o600)
+    res = run(run_module, conf, {'maxBatchSize': 200}, owner=str(os.getuid()), check_mode=True)
+    assert res.result['changed'] is True
+    assert res.result['diff']['before'] == {'mode': '0600'} and res.result['diff']['after'] == {'mode': '0640'}
+    assert mode_of(conf) == 0o600
+    res = run(run_module, conf, {'maxBatchSize': 200}, owner=str(os.getuid()))
+    assert res.result['changed'] is True and mode_of(conf) == 0o640
+    assert conf.read_bytes() == DEFAULT_BYTES
+
+
+def test_a_directory_every_user_can_write_is_named_in_a_warning(run_module, conf):
+    os.chmod(str(conf.parent), 0o777)
+    res = run(run_module, conf, {'maxBatchSize': 64})
+    assert not res.failed, res
+    assert res.warnings == [
+        '%s on %s: the directory %s is writable by every user (mode 0777), so any local user can replace the file MindIE '
+        'reads. Make it writable by its owner only (chmod o-w %s).' % (conf, HOST, conf.parent, conf.parent)]
+    os.chmod(str(conf.parent), 0o750)
+    assert run(run_module, conf, {'maxBatchSize': 64}).warnings == []
+
+
+def test_the_values_before_are_returned(run_module, conf):
+    res = run(run_module, conf, {}, check_mode=True)
+    assert not res.failed, res
+    before = res.result['settings_before']
+    assert before['npuMemSize'] == -1 and before['maxBatchSize'] == 200
+    assert before == _mindie.file_values(DEFAULT)
