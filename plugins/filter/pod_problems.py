@@ -8,6 +8,7 @@ The documentation of the filter is in pod_problems.yml next to this file.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
@@ -25,8 +26,19 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import i
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
 
 DEFAULT_REQUIRED = ['npuops_npu_ports', 'npuops_hccl_if_ip', 'npuops_hccl_socket_ifname']
-SPEC_KEYS = ('parameter_plane', 'npus_per_node', 'required', 'ranges')
+SPEC_KEYS = ('parameter_plane', 'npus_per_node', 'required', 'ranges', 'pod_wide')
 PORT_KEYS = ('device', 'address', 'netmask')
+
+# A node's name is the name of its report files (<name>.json, <name>.md, <name>.snapshot.json in the run's directory):
+# letters and digits of any script, combining marks, and these; at most this many bytes in UTF-8 (a file name has 255).
+HOST_NAME_PUNCTUATION = '.-_:'
+HOST_NAME_MAX_BYTES = 200
+HOST_NAME_RULE = ('The stages write the report of each node to files named after it (<name>.json), so a host name is made '
+                  'of letters and digits (any script) and . - _ :, does not start with . or -, has no .. and is at most %d '
+                  'bytes in UTF-8; rename the host in the inventory (ansible_host keeps its address)' % HOST_NAME_MAX_BYTES)
+# How many nodes a sentence names before it counts the rest.
+NAMED_NODES = 8
+POD_WIDE_WHY = 'it is PoD-wide (every node must have the same value)'
 
 
 def _problem(out, host, variable, value, text):
@@ -39,6 +51,73 @@ def _problem(out, host, variable, value, text):
 
 def _unset(value):
     return value is None or (isinstance(value, (str, list, tuple, Mapping)) and not value)
+
+
+def host_name_problem(name):
+    """Why the inventory host name ``name`` cannot name a node's report files, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return 'it is empty'
+    size = len(name.encode('utf-8', 'surrogatepass'))
+    if size > HOST_NAME_MAX_BYTES:
+        return 'it has %d bytes in UTF-8, more than %d' % (size, HOST_NAME_MAX_BYTES)
+    for char in name:
+        if char not in HOST_NAME_PUNCTUATION and unicodedata.category(char)[0] not in 'LMN':
+            return 'it has %r' % char
+    if '..' in name:
+        return "it has '..'"
+    if name[0] in '.-':
+        return 'it starts with %s' % name[0]
+    return None
+
+
+def canonical(value):
+    """A key that is equal for two values the stages use alike: 4 and '4' (an INI value), equal lists and dicts."""
+    if value is None or isinstance(value, bool):
+        return (type(value).__name__, value)
+    number = _integer(value)
+    if number is not None:
+        return ('int', number)
+    if isinstance(value, str):
+        return ('str', str(value))
+    if isinstance(value, Mapping):
+        return ('dict', tuple(sorted((str(key), canonical(item)) for key, item in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ('list', tuple(canonical(item) for item in value))
+    return ('repr', repr(value))
+
+
+def _shown(value):
+    return 'unset' if value is None else short_repr(value, 80)
+
+
+def name_nodes(hosts):
+    """node01, node02 ... and N other nodes."""
+    named = ', '.join(hosts[:NAMED_NODES])
+    rest = len(hosts) - NAMED_NODES
+    return named if rest <= 0 else '%s and %d other node%s' % (named, rest, '' if rest == 1 else 's')
+
+
+def pod_wide_difference(variable, values, why=POD_WIDE_WHY, default=None):
+    """(odd hosts, odd value, sentence) when ``values`` [(host, value)] differ between the hosts, else None.
+
+    The value most hosts have is the reference; on a tie, ``default`` (the value of a host that does not set the
+    variable: the others set it for themselves), then the value of the first host. The sentence names every other value
+    with its hosts, then the reference with its hosts.
+    """
+    groups = {}
+    for host, value in values:
+        groups.setdefault(canonical(value), [value, []])[1].append(host)
+    if len(groups) < 2:
+        return None
+    order = list(groups)
+    usual = canonical(default)
+    reference = max(order, key=lambda key: (len(groups[key][1]), key == usual, -order.index(key)))
+    odd = ['%s on %s' % (_shown(groups[key][0]), name_nodes(groups[key][1])) for key in order if key != reference]
+    first_odd = next(key for key in order if key != reference)
+    sentence = '%s is %s but %s on %s: %s; set it once in group_vars, not in host_vars or per host' % (
+        variable, ', '.join(odd[:-1]) + ' and ' + odd[-1] if len(odd) > 1 else odd[0], _shown(groups[reference][0]),
+        name_nodes(groups[reference][1]), why)
+    return groups[first_odd][1], groups[first_odd][0], sentence
 
 
 def _bad_interface(name, exact):
@@ -136,7 +215,12 @@ def _spec(spec):
                 or _integer(bounds[1]) is None or _integer(bounds[0]) > _integer(bounds[1])):
             raise AnsibleFilterError('pod_problems: the range of %s must be [low, high] with integers low <= high, got %s'
                                      % (name, short_repr(bounds)))
-    return plane, npus, list(required), {name: (_integer(b[0]), _integer(b[1])) for name, b in ranges.items()}
+    pod_wide = spec.get('pod_wide') or {}
+    if not isinstance(pod_wide, Mapping) or not all(isinstance(name, str) for name in pod_wide):
+        raise AnsibleFilterError('pod_problems: pod_wide must be a dict of variable: default value (the value a node that '
+                                 'does not set the variable has), got %s' % short_repr(pod_wide))
+    return (plane, npus, list(required), {name: (_integer(b[0]), _integer(b[1])) for name, b in ranges.items()},
+            dict(pod_wide))
 
 
 def pod_problems(hostvars, hosts, spec):
@@ -146,14 +230,26 @@ def pod_problems(hostvars, hosts, spec):
         raise AnsibleFilterError('pod_problems: the first argument must be hostvars, got %s' % type(hostvars).__name__)
     if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)) or not all(isinstance(host, str) for host in hosts):
         raise AnsibleFilterError('pod_problems: hosts must be a list of inventory hostnames, got %s' % short_repr(hosts))
-    plane, npus, required, ranges = _spec(spec)
+    plane, npus, required, ranges, pod_wide = _spec(spec)
     out = []
     seen = []
+    shared = {name: [] for name in pod_wide}
+    layouts = set()
     for host in hosts:
         if host not in hostvars:
             _problem(out, host, None, None, 'is not a host of this inventory')
             continue
+        why = host_name_problem(host)
+        if why:
+            out.append({'host': host, 'variable': 'inventory_hostname', 'value': host,
+                        'problem': '%s: the inventory host name is not usable: %s. %s.'
+                                   % (short_repr(host, 300), why, HOST_NAME_RULE)})
         hostv = hostvars[host]
+        for name, default in pod_wide.items():
+            shared[name].append((host, hostv[name] if name in hostv else default))
+        plan = hostv.get('npuops_npu_ip_plan')
+        if isinstance(plan, Mapping):
+            layouts.add(plan.get('layout') or 'rail')
         for name in required:
             value = hostv.get(name)
             if _unset(value):
@@ -180,8 +276,54 @@ def pod_problems(hostvars, hosts, spec):
                 _problem(out, host, name, value, 'must be an integer from %d to %d' % (low, high))
             elif not low <= number <= high:
                 _problem(out, host, name, value, 'is outside the range %d to %d' % (low, high))
+    differences = []   # first: a PoD-wide value that differs is often the cause of the problems of its nodes
+    for name, values in shared.items():
+        found = pod_wide_difference(name, values, default=pod_wide[name])
+        if found:
+            odd_hosts, value, sentence = found
+            differences.append({'host': odd_hosts[0], 'variable': name, 'value': value, 'problem': sentence})
+    out[:0] = differences
     _cross_checks(out, seen)
+    _rail_check(out, seen, layouts.pop() if len(layouts) == 1 else None)
     return out
+
+
+def _rail_check(out, seen, declared):
+    """Rail layout: each NPU of a node in a subnet of its own. Flat layout (every port of the PoD in one subnet): no rule.
+
+    ``declared`` is the layout of npuops_npu_ip_plan (rail or flat) when the nodes have one, else None: then the ports
+    decide - the PoD has the rail layout when a node has each of its NPUs in a subnet of its own. Only the ports with the
+    PoD's netmask count (another netmask is a problem of its own).
+    """
+    if declared == 'flat' or not seen:
+        return
+    counts = {}
+    for _host, _device, _address, netmask, _port in seen:
+        counts[netmask] = counts.get(netmask, 0) + 1
+    common = max(counts, key=lambda mask: (counts[mask], -list(counts).index(mask)))
+    nodes = {}
+    for host, device, address, netmask, port in seen:
+        if netmask == common:
+            cidr = str(rules.netaddr.IPNetwork('%s/%s' % (address, netmask)).cidr)
+            nodes.setdefault(host, {}).setdefault(cidr, []).append((device, port))
+    own = [host for host, subnets in nodes.items() if all(len(ports) == 1 for ports in subnets.values())]
+    if declared == 'rail':
+        why = 'npuops_npu_ip_plan has the rail layout: NPU d of every node is on rail d, in the subnet of rail d'
+    elif own:
+        why = ('the PoD has the rail layout (%s %s each NPU in a subnet of its own): NPU d of every node is on rail d, in '
+               'the subnet of rail d' % (name_nodes(own), 'has' if len(own) == 1 else 'have'))
+    else:
+        return   # no node has a subnet per NPU: the flat layout, where the NPUs of a node share the subnet
+    for host, subnets in nodes.items():
+        for cidr, ports in sorted(subnets.items(), key=lambda item: min(device for device, _port in item[1])):
+            if len(ports) > 1:
+                ports = sorted(ports, key=lambda item: item[0])
+                names = ['NPU %d' % device for device, _port in ports]
+                value = [port for _device, port in ports]
+                out.append({'host': host, 'variable': 'npuops_npu_ports', 'value': value,
+                            'problem': '%s: npuops_npu_ports puts %s and %s in one subnet, %s: %s, so each NPU of a node '
+                                       'needs a subnet of its own (value: %s).'
+                                       % (host, ', '.join(names[:-1]), names[-1], cidr, why, short_repr(value, 80))})
 
 
 def _cross_checks(out, seen):

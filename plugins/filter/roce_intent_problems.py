@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.npuops.ascend.plugins.filter.pod_problems import canonical, name_nodes, pod_wide_difference
 from ansible_collections.npuops.ascend.plugins.plugin_utils import _hccl_rules as rules
 from ansible_collections.npuops.ascend.plugins.plugin_utils._hccl_rules import DSCP_MAX, PRIORITY_MAX, integer, show
 
@@ -28,6 +29,19 @@ LAYOUTS = ('rail', 'flat')
 PORT_KEYS = ('device', 'address', 'netmask')
 
 INTENT_KEYS = ('lossless_priority', 'lossless_dscp', 'lossless_tc', 'dscp_to_tc', 'mtu', 'hccl_rdma_sl', 'hccl_rdma_tc')
+# Each key of the intent: the variable a node takes it from and the value of a node that does not set it (the defaults of
+# roles/roce_lossless/vars/main.yml, which stage 4 uses, and of hccl_env, which derives HCCL_RDMA_SL/TC from them).
+INTENT_VARIABLES = {
+    'lossless_priority': ('npuops_lossless_priority', 4),
+    'lossless_dscp': ('npuops_lossless_dscp', 33),
+    'lossless_tc': ('npuops_lossless_tc', 3),
+    'dscp_to_tc': ('npuops_dscp_to_tc', None),
+    'mtu': ('npuops_mtu', 9000),
+    'hccl_rdma_sl': ('npuops_hccl_rdma_sl', None),
+    'hccl_rdma_tc': ('npuops_hccl_rdma_tc', None),
+}
+INTENT_WHY = ('the lossless RoCE intent is PoD-wide (stage 4 sets it on every port of every node and stage 5 derives '
+              'HCCL_RDMA_SL and HCCL_RDMA_TC from it)')
 
 
 def _error(name, text):
@@ -247,8 +261,47 @@ def _dscp_map(out, value, dscp, tc):
              'the lossless queue' % (dscp, table[dscp], tc))
 
 
-def roce_intent_problems(intent):
-    """The problems of the PoD's lossless RoCE intent: a list of {variable, value, problem}, empty when it is consistent."""
+def roce_intent_problems(intent, hosts=None):
+    """The problems of the PoD's lossless RoCE intent: a list of {variable, value, problem}, empty when it is consistent.
+
+    With ``hosts``, ``intent`` is hostvars: the intent of every host is read from its npuops_* variables, any difference
+    between the hosts is a problem, and each different intent is checked (its problems name its hosts).
+    """
+    if hosts is not None:
+        return _pod_intent_problems(intent, hosts)
+    return _intent_problems(intent)
+
+
+def _pod_intent_problems(hostvars, hosts):
+    if not isinstance(hostvars, Mapping):
+        _error('roce_intent_problems', 'with hosts, the input must be hostvars, got %s' % type(hostvars).__name__)
+    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)) or not all(isinstance(host, str) for host in hosts):
+        _error('roce_intent_problems', 'hosts must be a list of inventory hostnames, got %s' % show(hosts))
+    intents = []
+    for host in hosts:
+        if host not in hostvars:
+            continue   # pod_problems names it
+        hostv = hostvars[host]
+        intents.append((host, dict((key, hostv[variable] if variable in hostv else default)
+                                   for key, (variable, default) in INTENT_VARIABLES.items())))
+    out = []
+    for key, (variable, default) in INTENT_VARIABLES.items():
+        found = pod_wide_difference(variable, [(host, intent[key]) for host, intent in intents], INTENT_WHY, default)
+        if found:
+            odd_hosts, value, sentence = found
+            out.append({'variable': variable, 'value': value, 'hosts': odd_hosts, 'problem': sentence})
+    groups = {}   # the hosts of each different intent (4 and '4' are the same value)
+    for host, intent in intents:
+        groups.setdefault(canonical(intent), (intent, []))[1].append(host)
+    for intent, group_hosts in groups.values():
+        for problem in _intent_problems(intent):
+            if len(groups) > 1:
+                problem = dict(problem, hosts=group_hosts, problem='%s: %s' % (name_nodes(group_hosts), problem['problem']))
+            out.append(problem)
+    return out
+
+
+def _intent_problems(intent):
     if not isinstance(intent, Mapping):
         _error('roce_intent_problems', 'intent %s is not a dict of %s' % (show(intent), ', '.join(INTENT_KEYS)))
     unknown = sorted(str(key) for key in set(intent) - set(INTENT_KEYS))

@@ -326,3 +326,189 @@ def test_every_problem_names_host_variable_and_value():
 def test_argument_errors(hostvars, hosts, spec, message):
     with pytest.raises(AnsibleFilterError, match=message):
         pod_problems(hostvars, hosts, spec)
+
+
+# --- inventory host names ---------------------------------------------------------------------------
+
+def _renamed(old, new):
+    hostvars = _hostvars()
+    hostvars[new] = hostvars.pop(old)
+    return hostvars, [new if host == old else host for host in HOSTS]
+
+
+@pytest.mark.parametrize('name, why', [
+    ('../../../tmp/x', "'/'"),
+    ('node/01', "'/'"),
+    ('node01;touch pwned', "';'"),
+    ('node01$(id)', "'$'"),
+    ('node 01', "' '"),
+    ('node\t01', "'\\t'"),
+    ('node\n01', "'\\n'"),
+    ('node\x1b[31m01', "'\\x1b'"),
+    ('node\u202e10', "'\\u202e'"),
+    ('node\\01', "'\\\\'"),
+    ('a..b', "'..'"),
+    ('..', "'..'"),
+    ('.', 'starts with .'),
+    ('.hidden', 'starts with .'),
+    ('-rf', 'starts with -'),
+    ('n' * 201, '201 bytes'),
+    ('节' * 67, '201 bytes'),
+])
+def test_a_host_name_that_cannot_name_a_report_file_is_refused(name, why):
+    hostvars, hosts = _renamed('a2-node02', name)
+    problem = _one(_problems(hostvars, hosts=hosts))
+    assert (problem['host'], problem['variable'], problem['value']) == (name, 'inventory_hostname', name)
+    text = problem['problem']
+    assert text.startswith('%r: the inventory host name is not usable' % name), text
+    assert why in text, text
+    # the rule is stated, and what to do
+    assert 'letters and digits (any script)' in text and "rename the host in the inventory" in text, text
+
+
+@pytest.mark.parametrize('name', ['nöde01-节点', 'a2-node09', 'node_01', 'node01.pod.example', '10.0.0.11', 'fd00::11',
+                                  'नोड01', 'n' * 200, 'NODE01'])
+def test_usable_host_names_pass(name):
+    hostvars, hosts = _renamed('a2-node02', name)
+    assert _problems(hostvars, hosts=hosts) == []
+
+
+# --- one subnet per NPU of a node (rail layout) -------------------------------------------------------
+
+def _rail_hostvars(hosts=None):
+    """NPU d of node n at 10.20.d.(10 + n)/24: one /24 per NPU rank, every node on every rail."""
+    hosts = HOSTS if hosts is None else hosts
+    hostvars = {}
+    for index, host in enumerate(hosts, 1):
+        node = _node(index)
+        node['npuops_npu_ports'] = [{'device': d, 'address': '10.20.%d.%d' % (d, index + 10), 'netmask': '255.255.255.0'}
+                                    for d in range(8)]
+        hostvars[host] = node
+    return hostvars
+
+
+def test_a_rail_pod_passes():
+    assert _problems(_rail_hostvars()) == []
+
+
+def test_two_npus_of_a_node_in_one_subnet_of_a_rail_pod():
+    hostvars = _rail_hostvars()
+    hostvars['a2-node02']['npuops_npu_ports'][1]['address'] = '10.20.0.22'
+    problem = _one(_problems(hostvars))
+    assert (problem['host'], problem['variable']) == ('a2-node02', 'npuops_npu_ports')
+    assert problem['problem'].startswith(
+        'a2-node02: npuops_npu_ports puts NPU 0 and NPU 1 in one subnet, 10.20.0.0/24: the PoD has the rail layout '
+        '(a2-node01 has each NPU in a subnet of its own): NPU d of every node is on rail d, in the subnet of rail d, so each '
+        'NPU of a node needs a subnet of its own (value: '), problem['problem']
+
+
+def test_three_npus_of_a_node_in_one_subnet_are_one_problem():
+    hostvars = _rail_hostvars()
+    for device in (3, 5):
+        hostvars['a2-node01']['npuops_npu_ports'][device]['address'] = '10.20.1.%d' % (100 + device)
+    problem = _one(_problems(hostvars))
+    assert 'puts NPU 1, NPU 3 and NPU 5 in one subnet, 10.20.1.0/24' in problem['problem']
+
+
+def test_a_flat_pod_has_every_port_in_one_subnet():
+    # _hostvars(): every port of the PoD in 10.20.0.0/16 - the flat layout, where the NPUs of a node share the subnet
+    assert _problems(_hostvars()) == []
+
+
+def test_a_flat_plan_allows_npus_of_a_node_in_one_subnet_even_when_the_ports_say_otherwise():
+    hostvars = _rail_hostvars()
+    hostvars['a2-node02']['npuops_npu_ports'][1]['address'] = '10.20.0.22'
+    for host in HOSTS:
+        hostvars[host]['npuops_npu_ip_plan'] = {'network': '10.20.0.0/16', 'layout': 'flat'}
+    assert _problems(hostvars) == []
+
+
+def test_a_rail_plan_refuses_ports_that_put_a_node_in_one_subnet():
+    hostvars = _hostvars()   # every port in 10.20.0.0/16: flat ports ...
+    for host in HOSTS:
+        hostvars[host]['npuops_npu_ip_plan'] = {'network': '10.20.0.0/16', 'prefix': 24}   # ... under a rail plan
+    problems = _problems(hostvars)
+    assert [p['host'] for p in problems] == HOSTS
+    assert 'puts NPU 0, NPU 1, NPU 2, NPU 3, NPU 4, NPU 5, NPU 6 and NPU 7 in one subnet, 10.20.0.0/16: ' \
+           'npuops_npu_ip_plan has the rail layout' in problems[0]['problem']
+
+
+def test_a_node_with_all_npus_in_one_subnet_beside_rail_nodes_is_refused():
+    hostvars = _rail_hostvars()
+    hostvars['a2-node02']['npuops_npu_ports'] = [{'device': d, 'address': '10.20.0.%d' % (100 + d), 'netmask': '255.255.255.0'}
+                                                 for d in range(8)]
+    problem = _one(_problems(hostvars))
+    assert problem['problem'].startswith('a2-node02: npuops_npu_ports puts NPU 0, NPU 1, NPU 2, NPU 3, NPU 4, NPU 5, NPU 6 '
+                                         'and NPU 7 in one subnet, 10.20.0.0/24')
+
+
+def test_a_port_with_another_netmask_is_reported_once():
+    hostvars = _rail_hostvars()
+    hostvars['a2-node02']['npuops_npu_ports'][1]['netmask'] = '255.255.0.0'   # 10.20.1.12/16 covers 10.20.0.12 too
+    problem = _one(_problems(hostvars))
+    assert 'NPU 1 has netmask 255.255.0.0 but the PoD uses one netmask' in problem['problem']
+
+
+# --- PoD-wide variables: the same on every node -----------------------------------------------------
+
+POD_WIDE = {'npuops_npus_per_node': 8, 'npuops_product_family': 'A2', 'npuops_parameter_plane': None,
+            'npuops_pfc_watchdog_action': 'drop'}
+THREE = ['a2-node01', 'a2-node02', 'a2-node03']
+
+
+def _three():
+    return {host: _node(index) for index, host in enumerate(THREE, 1)}
+
+
+def test_pod_wide_values_that_agree_pass():
+    hostvars = _three()
+    hostvars['a2-node02']['npuops_npus_per_node'] = 8        # set on one node, the default on the others
+    hostvars['a2-node03']['npuops_npus_per_node'] = '8'      # an INI value
+    assert _problems(hostvars, dict(SPEC, pod_wide=POD_WIDE), THREE) == []
+
+
+def test_a_pod_wide_value_set_on_one_node_only_is_refused():
+    hostvars = _three()
+    hostvars['a2-node02']['npuops_pfc_watchdog_action'] = 'forward'
+    problem = _one(_problems(hostvars, dict(SPEC, pod_wide=POD_WIDE), THREE))
+    assert (problem['host'], problem['variable'], problem['value']) == ('a2-node02', 'npuops_pfc_watchdog_action', 'forward')
+    assert problem['problem'] == (
+        "npuops_pfc_watchdog_action is 'forward' on a2-node02 but 'drop' on a2-node01, a2-node03: it is PoD-wide (every "
+        "node must have the same value); set it once in group_vars, not in host_vars or per host")
+
+
+def test_a_pod_wide_value_that_differs_names_every_value():
+    hostvars = _three()
+    hostvars['a2-node01']['npuops_parameter_plane'] = '10.20.0.0/16'
+    hostvars['a2-node02']['npuops_parameter_plane'] = '10.21.0.0/16'
+    problem = _one(_problems(hostvars, dict(SPEC, parameter_plane=None, pod_wide=POD_WIDE), THREE))
+    # a tie: the default (a node that does not set it) is the reference
+    assert problem['problem'].startswith("npuops_parameter_plane is '10.20.0.0/16' on a2-node01 and '10.21.0.0/16' on "
+                                         "a2-node02 but unset on a2-node03: it is PoD-wide")
+
+
+def test_a_tie_without_the_default_takes_the_first_node_as_the_reference():
+    hostvars = _three()
+    for host, family in zip(THREE, ['A3', '910A', 'X']):
+        hostvars[host]['npuops_product_family'] = family   # none has the default, A2
+    problem = _one(_problems(hostvars, dict(SPEC, pod_wide=POD_WIDE), THREE))
+    assert problem['problem'].startswith("npuops_product_family is '910A' on a2-node02 and 'X' on a2-node03 but 'A3' on "
+                                         "a2-node01: it is PoD-wide")
+
+
+def test_a_long_list_of_nodes_is_cut():
+    hosts = ['n%02d' % index for index in range(1, 21)]
+    hostvars = {host: _node(index) for index, host in enumerate(hosts, 1)}
+    hostvars['n07']['npuops_npus_per_node'] = 16
+    problem = _one(_problems(hostvars, {'pod_wide': POD_WIDE, 'npus_per_node': 8}, hosts))
+    assert problem['problem'].startswith('npuops_npus_per_node is 16 on n07 but 8 on n01, n02, n03, n04, n05, n06, n08, n09 '
+                                         'and 11 other nodes: it is PoD-wide')
+
+
+@pytest.mark.parametrize('pod_wide, message', [
+    (['npuops_mtu'], 'pod_wide must be a dict of variable: default value'),
+    ({3: 1}, 'pod_wide must be a dict of variable: default value'),
+])
+def test_pod_wide_argument_errors(pod_wide, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        pod_problems({}, HOSTS, dict(SPEC, pod_wide=pod_wide))

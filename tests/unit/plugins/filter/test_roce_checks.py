@@ -1035,3 +1035,114 @@ def test_port_values_that_could_not_be_read_are_said_so():
         (1, 'mtu', 'fail', 'node01 NPU 1: the MTU could not be read'),
         (2, 'dscp_to_tc', 'fail', 'node01 NPU 2: DSCP 33 is not in the map read back, expected the lossless TC 3, so '
                                   'HCCL_RDMA_TC=132 traffic leaves the lossless queue')]
+
+
+# ---- roce_intent_problems over every node of a PoD ------------------------------------------------------------------
+
+from ansible_collections.npuops.ascend.plugins.filter import roce_intent_problems as roce_intent  # noqa: E402
+
+PODHOSTS = ['node01', 'node02', 'node03']
+ROLES = os.path.join(HERE, '..', '..', '..', '..', 'roles')
+
+
+def pod_hostvars(**per_host):
+    """hostvars of a 3-node PoD with the group's intent; per_host node02={'npuops_lossless_priority': 3} overrides."""
+    group = {'npuops_lossless_priority': 4, 'npuops_lossless_dscp': 33, 'npuops_lossless_tc': 3, 'npuops_mtu': 9000,
+             'ansible_host': '192.0.2.1'}
+    hostvars = {host: dict(group) for host in PODHOSTS}
+    for host, changes in per_host.items():
+        hostvars[host].update(changes)
+    return hostvars
+
+
+def test_the_same_intent_on_every_node_passes():
+    assert roce_intent.roce_intent_problems(pod_hostvars(), PODHOSTS) == []
+    # an INI group variable is a string of digits; the role default for a variable no node sets
+    assert roce_intent.roce_intent_problems(pod_hostvars(node02={'npuops_mtu': '9000'}), PODHOSTS) == []
+    assert roce_intent.roce_intent_problems({host: {} for host in PODHOSTS}, PODHOSTS) == []
+
+
+def test_a_host_override_of_the_priority_is_refused_naming_hosts_and_values():
+    problems = roce_intent.roce_intent_problems(pod_hostvars(node02={'npuops_lossless_priority': 3}), PODHOSTS)
+    assert len(problems) == 1, problems
+    assert problems[0]['variable'] == 'npuops_lossless_priority'
+    assert problems[0]['hosts'] == ['node02']
+    assert problems[0]['value'] == 3
+    assert problems[0]['problem'] == (
+        'npuops_lossless_priority is 3 on node02 but 4 on node01, node03: the lossless RoCE intent is PoD-wide (stage 4 sets '
+        'it on every port of every node and stage 5 derives HCCL_RDMA_SL and HCCL_RDMA_TC from it); set it once in '
+        'group_vars, not in host_vars or per host')
+
+
+def test_on_two_nodes_the_node_without_the_default_is_the_odd_one():
+    # a tie: the node whose value is not the roles' default is named, whichever comes first
+    hostvars = {'node01': {'npuops_mtu': 4200}, 'node02': {}}
+    problems = roce_intent.roce_intent_problems(hostvars, ['node01', 'node02'])
+    assert problems[0]['problem'].startswith('npuops_mtu is 4200 on node01 but 9000 on node02: ')
+    assert problems[0]['hosts'] == ['node01']
+
+
+def test_a_value_one_node_sets_and_the_others_take_by_default_differs():
+    # node01 and node03 do not set the MTU: they take 9000, the default of the roles
+    hostvars = pod_hostvars(node02={'npuops_mtu': 4200})
+    for host in ('node01', 'node03'):
+        del hostvars[host]['npuops_mtu']
+    problems = roce_intent.roce_intent_problems(hostvars, PODHOSTS)
+    assert [p['problem'].split(':')[0] for p in problems] == ['npuops_mtu is 4200 on node02 but 9000 on node01, node03']
+
+
+@pytest.mark.parametrize('variable, value', [
+    ('npuops_lossless_dscp', 34), ('npuops_lossless_tc', 2), ('npuops_dscp_to_tc', [{'dscp': 33, 'tc': 3}]),
+    ('npuops_hccl_rdma_sl', 4), ('npuops_hccl_rdma_tc', 132),
+])
+def test_every_intent_variable_is_compared(variable, value):
+    problems = roce_intent.roce_intent_problems(pod_hostvars(node03={variable: value}), PODHOSTS)
+    assert [p['variable'] for p in problems] == [variable]
+    assert problems[0]['problem'].startswith('%s is %r on node03 but ' % (variable, value))
+
+
+def test_a_bad_value_on_one_node_is_named_with_its_node():
+    problems = roce_intent.roce_intent_problems(pod_hostvars(node02={'npuops_lossless_priority': 9}), PODHOSTS)
+    assert [p['problem'] for p in problems] == [
+        'npuops_lossless_priority is 9 on node02 but 4 on node01, node03: the lossless RoCE intent is PoD-wide (stage 4 sets '
+        'it on every port of every node and stage 5 derives HCCL_RDMA_SL and HCCL_RDMA_TC from it); set it once in '
+        'group_vars, not in host_vars or per host',
+        'node02: npuops_lossless_priority 9 is outside 0-7: PFC has the 8 priorities 0 to 7']
+
+
+def test_a_bad_intent_shared_by_every_node_is_reported_once_without_the_nodes():
+    problems = roce_intent.roce_intent_problems(pod_hostvars(**{host: {'npuops_lossless_tc': 4} for host in PODHOSTS}), PODHOSTS)
+    assert len(problems) == 1
+    assert problems[0]['problem'].startswith('npuops_lossless_tc 4 is outside 0-3')
+
+
+def test_values_the_stages_read_alike_make_one_intent():
+    hostvars = pod_hostvars(**{host: {'npuops_lossless_tc': 4} for host in PODHOSTS})
+    hostvars['node02']['npuops_mtu'] = '9000'
+    problems = roce_intent.roce_intent_problems(hostvars, PODHOSTS)
+    assert [p['problem'][:40] for p in problems] == ['npuops_lossless_tc 4 is outside 0-3: the']
+
+
+def test_hosts_not_in_hostvars_are_left_to_pod_problems():
+    assert roce_intent.roce_intent_problems(pod_hostvars(), PODHOSTS + ['node09']) == []
+
+
+def test_the_defaults_are_the_roles_defaults():
+    # the intent of a node that sets nothing is what roles/roce_lossless/vars/main.yml gives it
+    with open(os.path.join(ROLES, 'roce_lossless', 'vars', 'main.yml'), encoding='utf-8') as handle:
+        role_intent = yaml.safe_load(handle)['roce_lossless_intent']
+    assert sorted(role_intent) == sorted(roce_intent.INTENT_VARIABLES)
+    for key, (variable, default) in roce_intent.INTENT_VARIABLES.items():
+        template = role_intent[key]
+        assert template.startswith('{{ %s | default(' % variable), template
+        assert yaml.safe_load(template.split('default(', 1)[1].rsplit(')', 1)[0].replace('none', 'null')) == default, key
+
+
+@pytest.mark.parametrize('hostvars, hosts, message', [
+    ([], PODHOSTS, 'roce_intent_problems: with hosts, the input must be hostvars, got list'),
+    ({}, 'node01', "roce_intent_problems: hosts must be a list of inventory hostnames, got 'node01'"),
+])
+def test_pod_intent_argument_errors(hostvars, hosts, message):
+    with pytest.raises(AnsibleFilterError) as error:
+        roce_intent.roce_intent_problems(hostvars, hosts)
+    assert str(error.value) == message

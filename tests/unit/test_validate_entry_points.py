@@ -1,0 +1,139 @@
+"""The settings of every stage are checked before the first change.
+
+site.yml's play "Check the settings of every stage before the first change" runs before stage 0. For every stage play of
+site.yml (except stage 0, which only reads and runs first anyway) it imports the stage role's early entry point
+(``validate``; ``intent`` for roce_lossless), so that a bad option is refused before any node changes. The options of an
+early entry point are those of ``main``: Ansible checks their types and choices on every node when the entry point is
+imported. Ansible also checks the options of ``main`` when the stage's play starts, in every run whatever the tags (the
+check is tagged ``always``): an entry point that is only that check is imported whatever the tags; one with more checks
+is imported whatever the tags too when its stage comes after the first stage that changes the nodes (stage 4), with its
+deeper checks only when the stage runs (``<role>_validate_settings``), and only when its stage runs otherwise.
+"""
+
+import glob
+import os
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EARLY_PLAY = "Check the settings of every stage before the first change (reads only)"
+EARLY_ENTRY = {"roce_lossless": "intent"}   # the others: validate
+FIRST_STAGE = "health_check"                # stage 0 reads only and is the first stage: its own check comes first
+FIRST_CHANGE = "roce_lossless"              # the first stage that changes the nodes
+
+
+def _load(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _specs(role):
+    return _load("roles", role, "meta", "argument_specs.yml")["argument_specs"]
+
+
+def _site():
+    return _load("playbooks", "site.yml")
+
+
+def _stage_plays():
+    """(role, tags) of every stage play of site.yml."""
+    out = []
+    for play in _site():
+        roles = play.get("roles") or []
+        if play.get("name", "").startswith("Stage ") and len(roles) == 1:
+            out.append((roles[0]["role"].split(".")[-1], play["tags"]))
+    return out
+
+
+def _early_imports():
+    """{role: (entry point, the tag conditions of the task's when, those of <role>_validate_settings)} of the early play."""
+    plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
+    assert len(plays) == 1, "site.yml has no play %r" % EARLY_PLAY
+    out = {}
+    for task in plays[0]["tasks"]:
+        args = task.get("ansible.builtin.import_role")
+        assert isinstance(args, dict), "%s: the early play only imports the stage roles' checks" % task.get("name")
+        role = args["name"].split(".")[-1]
+        if args.get("tasks_from") != EARLY_ENTRY.get(role, "validate"):
+            continue  # another read-only check of the role (numa_bind's run user), tested below
+        when = task.get("when") or []
+        settings = (task.get("vars") or {}).get("%s_validate_settings" % role)
+        out[role] = (args.get("tasks_from"), [when] if isinstance(when, str) else when,
+                     [settings] if isinstance(settings, str) else [])
+    return out
+
+
+STAGES = _stage_plays()
+ROLES_WITH_VALIDATE = sorted(os.path.basename(os.path.dirname(os.path.dirname(path)))
+                             for path in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml"))
+                             if "validate" in _load(path)["argument_specs"])
+
+
+def test_site_yml_has_its_ten_stages():
+    assert [role for role, _tags in STAGES] == ["health_check", "baseline", "version_check", "hccl_bench", "roce_lossless",
+                                                "hccl_env", "numa_bind", "mindie_config", "io_check", "regression"]
+
+
+@pytest.mark.parametrize("role, tags", [stage for stage in STAGES if stage[0] != FIRST_STAGE], ids=str)
+def test_every_stage_is_checked_before_stage_0(role, tags):
+    imports = _early_imports()
+    assert role in imports, "the early play of site.yml does not check the settings of %s" % role
+    entry, when, settings = imports[role]
+    assert entry == EARLY_ENTRY.get(role, "validate"), (role, entry)
+    assert entry in _specs(role), "roles/%s has no argument spec for its entry point %r" % (role, entry)
+    tag_conditions = [condition for condition in when if "ansible_run_tags" in condition]
+    if not _load("roles", role, "tasks", "%s.yml" % entry):
+        # only the argument spec: Ansible checks the options of main at the stage's play in every run, whatever the tags
+        # (that check is tagged always), so the early check must not depend on the tags either
+        assert tag_conditions == [] and settings == [], (role, when)
+        return
+    if [stage for stage, _tags in STAGES].index(role) > [stage for stage, _tags in STAGES].index(FIRST_CHANGE):
+        # after the first stage that changes the nodes: the options whatever the tags (no tag condition on the import),
+        # the deeper checks only when the stage runs (<role>_validate_settings)
+        assert tag_conditions == [], (role, when)
+        assert len(settings) == 1, "%s: the import sets no %s_validate_settings" % (role, role)
+        condition = settings[0]
+    else:
+        # the first changing stage itself: its own play checks its options before it changes anything
+        assert len(tag_conditions) == 1, when
+        condition = tag_conditions[0]
+    for tag in list(tags) + ["all"]:
+        assert "'%s' in ansible_run_tags" % tag in condition, (role, tag, condition)
+
+
+def test_the_run_user_of_stage_6_is_checked_before_the_first_change():
+    plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
+    tasks = [task for task in plays[0]["tasks"]
+             if task["ansible.builtin.import_role"] == {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user"}]
+    assert len(tasks) == 1
+    assert any("'stage6' in ansible_run_tags" in condition for condition in tasks[0]["when"].split(" or ")), tasks[0]
+
+
+@pytest.mark.parametrize("role", ["hccl_env", "numa_bind", "mindie_config"])
+def test_a_stage_always_checks_its_own_settings(role):
+    # the stage's main imports its validate tasks with <role>_validate_settings true, whatever the early play said
+    tasks = _load("roles", role, "tasks", "main.yml")
+    imports = [task for task in tasks if task.get("ansible.builtin.import_tasks") == "validate.yml"]
+    assert len(imports) == 1 and imports[0]["vars"] == {"%s_validate_settings" % role: True}, imports
+    validate = _load("roles", role, "tasks", "validate.yml")
+    assert len(validate) == 1 and validate[0]["when"] == "%s_validate_settings | bool" % role, validate
+
+
+def test_the_roles_with_a_validate_entry_point():
+    assert ROLES_WITH_VALIDATE == ["baseline", "hccl_bench", "hccl_env", "io_check", "mindie_config", "numa_bind",
+                                   "regression", "version_check"]
+
+
+@pytest.mark.parametrize("role", ROLES_WITH_VALIDATE + ["roce_lossless"])
+def test_an_early_entry_point_checks_every_option_of_main_the_same_way(role):
+    specs = _specs(role)
+    entry = EARLY_ENTRY.get(role, "validate")
+    main = specs["main"].get("options") or {}
+    early = specs[entry].get("options") or {}
+    assert sorted(early) == sorted(main), "%s: options of %s and main differ: %s" % (
+        role, entry, sorted(set(early) ^ set(main)))
+    for name, spec in main.items():
+        for key in ("type", "choices", "elements", "required", "options"):
+            assert early[name].get(key) == spec.get(key), "%s: %s %s differs between main and %s" % (role, name, key, entry)
+    assert os.path.isfile(os.path.join(ROOT, "roles", role, "tasks", "%s.yml" % entry)), "roles/%s/tasks/%s.yml" % (role, entry)
