@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.filter.health_findings import WARN, _own_words, finding
+from ansible_collections.npuops.ascend.plugins.plugin_utils import _roce_window
 
 # queries whose set takes the port down for a few seconds (hccn_config waits for the link after them)
 LINK_AFFECTING = ('-mtu -s', '-pfc -s')
@@ -167,6 +168,11 @@ def roce_precheck_findings(before, processes=None, host=None, plan=None, allow_b
     differ from the plan (when ``plan`` is given), NPU processes (a warning with ``allow_busy``)."""
     host = host or 'this node'
     out = []
+    if isinstance(before, Mapping) and before.get('unreachable'):
+        # the reading ran with ignore_unreachable: the connection to the node broke (or never opened)
+        return [finding(host, None, 'reachable', None, 'reachable',
+                        'could not be reached (%s); nothing was read or set on it: bring it back (or leave it out with -l) '
+                        'and run again' % _roce_window.short_text(before.get('msg')))]
     if not isinstance(before, Mapping) or 'devices' not in before:
         text = (before or {}).get('msg') if isinstance(before, Mapping) else None
         return [finding(host, None, 'ports', None, 'read', 'the NPU ports could not be read: %s' % (text or 'no result'))]
@@ -305,78 +311,10 @@ def roce_change_ticket(plans, title='roce_lossless', together=False):
     return [head] + lines
 
 
-STEPS = ('roce_lossless_step_all', 'roce_lossless_step_address', 'roce_lossless_step_mtu', 'roce_lossless_step_pfc',
-         'roce_lossless_step_dscp')
-
-
-def _var(hostvars, host, name):
-    try:
-        node = hostvars[host]
-    except KeyError:
-        return None
-    try:
-        return node[name] if name in node else None
-    except Exception:  # pylint: disable=broad-except  # an undefined or failing template is "not set" here
-        return None
-
-
-def _ranges(devices):
-    return ', '.join(str(d) for d in sorted(set(devices))) or 'none'
-
-
 def roce_batch_outcome(batch, hostvars, all_hosts=None, restore_enabled=True):
     """The message that stops a change window after a failed batch: what failed, what changed, what was restored,
-    and which nodes were not touched."""
-    batch = list(batch or [])
-    parts = []
-    failed = [h for h in batch if _var(hostvars, h, 'roce_lossless_failure')]
-    for host in failed:
-        failure = _var(hostvars, host, 'roce_lossless_failure') or {}
-        parts.append('the change failed on %s at "%s": %s' % (host, failure.get('task'), str(failure.get('msg')).rstrip('. ')))
-    head = 'Stage 4 stopped: ' + '; '.join(parts) + '.' if parts else 'Stage 4 stopped.'
-    lines = [head]
-    changed_nodes, restored_nodes, unrestored = [], [], []
-    for host in batch:
-        changed = []
-        for step in STEPS:
-            result = _var(hostvars, host, step)
-            if isinstance(result, Mapping):
-                changed.extend(result.get('changed_devices') or [])
-        restore = _var(hostvars, host, 'roce_lossless_restore')
-        backup = _var(hostvars, host, 'roce_lossless_backup_file')
-        if changed:
-            changed_nodes.append(host)
-        if isinstance(restore, Mapping) and not restore.get('skipped'):
-            # registered with failed_when: false: a failed restore has failed=false, but no changed_devices
-            if restore.get('failed') or 'changed_devices' not in restore or restore.get('failed_devices'):
-                unrestored.append(host)
-                state = 'its restore FAILED: %s; restore it by hand with playbooks/rollback.yml -l %s -e roce_lossless_rollback_file=%s' % (
-                    restore.get('msg'), host, backup)
-            else:
-                restored_nodes.append(host)
-                state = 'restored from %s (%s)' % (
-                    backup, 'NPU %s set back' % _ranges(restore.get('changed_devices') or []) if restore.get('changed') else
-                    'it already matched the restore point')
-        elif not restore_enabled and changed:
-            unrestored.append(host)
-            state = 'NOT restored (roce_lossless_restore_on_failure=false); restore point %s' % backup
-        elif changed:
-            unrestored.append(host)
-            state = 'NOT restored: no restore point was written'
-        else:
-            state = 'not restored: nothing was changed on it'
-        lines.append('%s: changed NPU %s; %s.' % (host, _ranges(changed), state) if changed else '%s: %s.' % (host, state))
-    others = [h for h in (all_hosts or []) if h not in batch]
-    done = [h for h in others if _var(hostvars, h, 'roce_lossless_done')]
-    untouched = [h for h in others if h not in done]
-    lines.append('Changed in this batch: %s. Restored: %s.%s' % (
-        ', '.join(changed_nodes) or 'none', ', '.join(restored_nodes) or 'none',
-        ' Still changed, restore by hand: %s.' % ', '.join(unrestored) if unrestored else ''))
-    if done:
-        lines.append('Done and verified in earlier batches (kept): %s.' % ', '.join(done))
-    lines.append('Not touched: %s. Fix the cause and run again: nodes that already match change nothing.'
-                 % (', '.join(untouched) or 'none'))
-    return ' '.join(lines)
+    what may be changed (a node lost during its change), and which nodes were not touched."""
+    return _roce_window.batch_outcome(batch, hostvars, all_hosts, restore_enabled)
 
 
 def changed_ports(result, keys):
@@ -493,10 +431,15 @@ def _standing_out(entries):
     return out
 
 
-def crossnode_findings(findings, pairwise=None, culprit_ports=None):
+def crossnode_findings(findings, pairwise=None, culprit_ports=None, expected=None):
     """The findings of the cross-node benchmark (from bench_findings), with the pairwise search's verdict and what
-    the slow node's ports show."""
+    the slow node's ports show; ``expected`` (crossnode_busbw_expected) adds to the bandwidth finding what the gate
+    expects and why."""
     out = [dict(item) for item in findings or []]
+    if isinstance(expected, Mapping) and expected.get('basis'):
+        for item in out:
+            if item.get('check') == 'busbw':
+                item['msg'] = '%s; %s' % (item.get('msg'), expected['basis'])
     if not out or not isinstance(pairwise, Mapping):
         return out
     culprit = pairwise.get('culprit')

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
@@ -54,18 +55,57 @@ def vocabulary(table, device, readings):
     return have, problems, warnings
 
 
-def undo_hint(backup_file):
-    """What a user does to return a node to the state before a failed change."""
+def undo_hint(backup_file, restoring=None):
+    """What a user does to return a node to the state before a failed change.
+
+    ``restoring`` is the restore point a restore (restore_from) applies: its failure is finished by applying it
+    again, and with a backup of its own the state before the restore can be put back too.
+    """
+    if backup_file and restoring:
+        return ('restore the state before this restore with npuops.ascend.hccn_config and restore_from: %s, or apply '
+                'the restore point %s again once the cause is fixed' % (backup_file, restoring))
     if backup_file:
         return 'restore the previous state with npuops.ascend.hccn_config and restore_from: %s' % backup_file
+    if restoring:
+        return 'apply the restore point %s again (hccn_config restore_from) once the cause is fixed' % restoring
     return 'restore the previous values by hand (no backup was written; use backup=true next time)'
 
 
-def write_backup(backup_dir, host, document):
-    """Write a backup document (0600, never over an existing file); return its path. Raises OSError."""
+#: A backup_name: a plain file name, no directory, not hidden.
+BACKUP_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$')
+
+
+def backup_name_problem(name):
+    """None when ``name`` can be the file name of a backup, else why not."""
+    if name is None:
+        return None
+    if not BACKUP_NAME.match(name) or name in ('.', '..'):
+        return ('backup_name must be a plain file name of letters, digits, ".", "_" and "-" that does not start with '
+                '"." (got %r)' % name)
+    return None
+
+
+def write_backup(backup_dir, host, document, name=None):
+    """Write a backup document (0600, never over an existing file); return its path. Raises OSError.
+
+    ``name`` is the file name the caller chose (so that it knows the path even when it loses the connection during the
+    task); a file of that name that exists already is an error. Without it the name is hccn-<host>-<UTC time>.json,
+    with a counter when that exists.
+    """
     if not os.path.isdir(backup_dir):
         os.makedirs(backup_dir, 0o700)
     data = dump_backup(document).encode('utf-8')
+    if name:
+        path = os.path.join(backup_dir, name)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0), 0o600)
+        except FileExistsError:
+            raise OSError('a file named %s exists already; a restore point is never overwritten' % name) from None
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return path
     base = backup_filename(host, time.strftime('%Y%m%dT%H%M%SZ', time.gmtime()))
     for attempt in range(100):
         name = base if attempt == 0 else base.replace('.json', '-%d.json' % attempt)
@@ -84,6 +124,15 @@ def write_backup(backup_dir, host, document):
 
 def _ids(devices):
     return ', '.join(str(d) for d in devices) or 'none'
+
+
+def _value_text(value):
+    """A value read back, short: [4] for a PFC list, 33->3 for DSCP map entries."""
+    if isinstance(value, list) and value and all(isinstance(item, dict) and len(item) == 2 for item in value):
+        return ', '.join('%s->%s' % tuple(item.values()) for item in value)
+    if isinstance(value, list):
+        return '[%s]' % ', '.join(str(item) for item in value)
+    return str(value)
 
 
 class PortConfig:
@@ -158,7 +207,8 @@ class PortConfig:
             document = self.table.backup_document(self.host, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                                                   [haves[d] for d in devices])
             try:
-                result['backup_file'] = write_backup(self.params['backup_dir'], self.host, document)
+                result['backup_file'] = write_backup(self.params['backup_dir'], self.host, document,
+                                                     self.params.get('backup_name'))
             except OSError as exc:
                 raise ModuleFailure('could not write the backup in %s: %s. Nothing was changed; fix backup_dir or set '
                                     'backup=false.' % (self.params['backup_dir'], exc), **result) from exc
@@ -209,22 +259,24 @@ class PortConfig:
             raise ModuleFailure('refusing to change NPU ports while processes run on them: %s. Stop the job, or set '
                                 'allow_busy=true. %s' % (listing, NOTHING_CHANGED), **refused)
 
-    def apply_device(self, step, backup_file):
-        """Apply one device's commands, wait for its link, read back; a dict: device, ran, have, error."""
+    def apply_device(self, step, undo):
+        """Apply one device's commands, wait for its link, read back; a dict: device, ran, have, error, link_down.
+
+        ``undo`` is the sentence that tells how to go back (:func:`undo_hint`).
+        """
         entry, changes, argvs = step['entry'], step['changes'], step['argvs']
         device = entry['device']
         subject = self.hccn.subject(device)
-        outcome = {'device': device, 'ran': False, 'have': None, 'error': None}
+        outcome = {'device': device, 'ran': False, 'have': None, 'error': None, 'link_down': False}
         for argv in argvs:
             try:
                 reply = self.hccn.call(argv)
             except ModuleFailure as exc:
-                outcome['error'] = dict(exc.result(), msg='%s Then %s.' % (sentence(exc.msg), undo_hint(backup_file)))
+                outcome['error'] = dict(exc.result(), msg='%s Then %s.' % (sentence(exc.msg), undo))
                 return outcome
             if not reply.ok:
                 if outcome['ran']:
-                    then = ('Earlier commands on this device were applied, later ones were not run; to undo them, %s.'
-                            % undo_hint(backup_file))
+                    then = 'Earlier commands on this device were applied, later ones were not run; to undo them, %s.' % undo
                 else:
                     then = 'Nothing was changed on this device.'
                 outcome['error'] = reply.failure(subject, then).result()
@@ -235,23 +287,23 @@ class PortConfig:
             up, last = self.hccn.wait_link_up(device, self.params['link_timeout'])
             if not up:
                 argv = self.hccn.link_argv(device)
-                outcome['error'] = {
-                    'msg': '%s: link still not UP %s s after changing %s (%s: %s). Check the switch port (its MTU and PFC '
-                           'must match), or %s.' % (subject, self.params['link_timeout'], ' and '.join(n.upper() for n in bouncing),
-                                                    cmd_to_text(argv), last, undo_hint(backup_file)),
-                    'cmd': cmd_to_text(argv), 'rc': None, 'stdout': last, 'stderr': '',
-                }
+                link = {'cmd': cmd_to_text(argv), 'rc': None, 'stdout': last, 'stderr': ''}
+                changed_names = ' and '.join(n.upper() for n in bouncing)
+                after = '%s s after changing %s (%s: %s)' % (self.params['link_timeout'], changed_names, cmd_to_text(argv), last)
+                if self.params['restore_from']:
+                    return self.link_down_after_restore(step, outcome, link, after, undo)
+                outcome['error'] = dict(link, msg='%s: link still not UP %s. Check the switch port (its MTU and PFC must '
+                                                  'match), or %s.' % (subject, after, undo))
                 return outcome
         try:
             readings = self.hccn.read_device(device, self.table.queries_for(entry))
         except ModuleFailure as exc:
-            outcome['error'] = dict(exc.result(), msg='%s Could not read the values back; %s.'
-                                    % (sentence(exc.msg), undo_hint(backup_file)))
+            outcome['error'] = dict(exc.result(), msg='%s Could not read the values back; %s.' % (sentence(exc.msg), undo))
             return outcome
         have, problems, warnings = vocabulary(self.table, device, readings)
         self.warnings.extend(warnings)
         if problems:
-            failure = problems[0].reply.failure(subject, 'Could not read the values back; %s.' % undo_hint(backup_file))
+            failure = problems[0].reply.failure(subject, 'Could not read the values back; %s.' % undo)
             outcome['error'] = failure.result()
             return outcome
         outcome['have'] = have
@@ -259,9 +311,48 @@ class PortConfig:
         if wrong:
             outcome['error'] = {
                 'msg': '%s: %s (hccn_tool rc=0). Check that the driver supports these set commands, or %s.'
-                       % (subject, '; '.join(wrong), undo_hint(backup_file)),
+                       % (subject, '; '.join(wrong), undo),
                 'cmd': cmd_to_text(argvs[-1]), 'rc': 0, 'stdout': '', 'stderr': '',
             }
+        return outcome
+
+    def link_down_after_restore(self, step, outcome, link, after, undo):
+        """A restore whose sets all answered rc=0 but whose link did not come back UP: read back what the port can
+        answer with its link down. When every value read is the restore point's, the values are back and only the link
+        is down (``link_down``): the cabling, the optical module or the switch port, not the settings."""
+        entry = step['entry']
+        device = entry['device']
+        subject = self.hccn.subject(device)
+        try:
+            readings = self.hccn.read_device(device, self.table.queries_for(entry))
+        except ModuleFailure as exc:
+            outcome['error'] = dict(link, msg='%s: link still not UP %s, and the values could not be read back (%s); %s.'
+                                              % (subject, after, sentence(exc.msg).rstrip('.'), undo))
+            return outcome
+        have, problems, warnings = vocabulary(self.table, device, readings)
+        self.warnings.extend(warnings)
+        unread = set()
+        for query, reading in readings.items():
+            if reading.meaning == _hccn_tool.UNANSWERED:
+                unread.update(key for key in self.table.read(query, None) if key != 'device')
+            elif reading in problems:
+                outcome['error'] = reading.reply.failure(subject, 'The link is still not UP %s; %s.' % (after, undo)).result()
+                return outcome
+        readable = dict((key, value) for key, value in entry.items() if key == 'device' or key not in unread)
+        outcome['have'] = have
+        wrong = self.table.mismatches(readable, have)
+        if wrong:
+            outcome['error'] = dict(link, msg='%s: link still not UP %s, and %s; %s.' % (subject, after, '; '.join(wrong), undo))
+            return outcome
+        shown = self.table.export(self.table.restrict(readable, have))
+        values = '; '.join('%s %s' % (key, _value_text(shown[key])) for key in shown if key != 'device') or 'nothing'
+        missing = sorted(key for key in entry if key in unread)
+        outcome['link_down'] = True
+        outcome['error'] = dict(link, msg=(
+            '%s: the values of the restore point %s were set (every hccn_tool set answered rc=0; read back: %s%s), but '
+            'the link is still not UP %s: check the cable, the optical module and the switch port.'
+            % (subject, self.params['restore_from'], values,
+               '; %s cannot be read while the link is down' % ', '.join(missing) if missing else '', after)))
         return outcome
 
     def merged(self):
@@ -288,7 +379,7 @@ class PortConfig:
         config = self.load_restore(params['restore_from']) if params['restore_from'] else params['config']
         entries = self.table.validate(config)
         result = {'changed': False, 'before': [], 'after': [], 'commands': [], 'changed_devices': [], 'failed_devices': [],
-                  'backup_file': None}
+                  'link_down_devices': [], 'backup_file': None}
         if not entries:
             return result
         # A restore is what brings a port back after a change left it broken (a link that stays down cannot
@@ -326,23 +417,25 @@ class PortConfig:
             document = self.table.backup_document(self.host, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                                                   [s['before'] for s in todo])
             try:
-                result['backup_file'] = write_backup(params['backup_dir'], self.host, document)
+                result['backup_file'] = write_backup(params['backup_dir'], self.host, document, params.get('backup_name'))
             except OSError as exc:
                 refused = dict(result)
                 refused['changed'] = False
                 raise ModuleFailure('could not write the backup in %s: %s. Nothing was changed; fix backup_dir or set '
                                     'backup=false.' % (params['backup_dir'], exc), **refused) from exc
 
-        # the way back a failure names: this task's backup, else the restore point the caller took before
+        # the way back a failure names: this task's backup, else the restore point the caller took before; a restore
+        # is finished by applying its restore point again
         way_back = result['backup_file'] or params.get('restore_point')
-        outcomes = in_parallel(lambda step: self.apply_device(step, way_back), todo, params['workers'])
+        undo = undo_hint(way_back, params['restore_from'])
+        outcomes = in_parallel(lambda step: self.apply_device(step, undo), todo, params['workers'])
         after = dict((s['entry']['device'], self.table.export(s['expected'])) for s in plan if not s['argvs'])
         errors = []
         for step, outcome in zip(todo, outcomes):
             device = step['entry']['device']
             if isinstance(outcome, BaseException):
-                text = '%s: unexpected error: %s; %s.' % (self.hccn.subject(device), outcome, undo_hint(way_back))
-                outcome = {'device': device, 'ran': True, 'have': None,
+                text = '%s: unexpected error: %s; %s.' % (self.hccn.subject(device), outcome, undo)
+                outcome = {'device': device, 'ran': True, 'have': None, 'link_down': False,
                            'error': {'msg': text, 'cmd': None, 'rc': None, 'stdout': '', 'stderr': ''}}
             if outcome['ran']:
                 result['changed_devices'].append(device)
@@ -351,17 +444,24 @@ class PortConfig:
             if outcome['error']:
                 result['failed_devices'].append(device)
                 errors.append(dict(outcome['error'], device=device))
+            if outcome['link_down']:
+                result['link_down_devices'].append(device)
         result['after'] = [after[e['device']] for e in entries]
         result['changed'] = bool(result['changed_devices'])
         if errors:
             result['errors'] = errors
             first = errors[0]
             result.update(cmd=first.get('cmd'), rc=first.get('rc'), stdout=first.get('stdout') or '', stderr=first.get('stderr') or '')
-            msg = '%d of %d NPU ports failed (changed: %s; failed: %s). %s' % (
-                len(errors), len(todo), _ids(result['changed_devices']), _ids(result['failed_devices']),
-                ' | '.join(e['msg'] for e in errors))
-            undo = undo_hint(way_back)
-            if result['changed_devices'] and undo not in msg:
-                msg += ' To undo the changes, %s.' % undo
+            if result['link_down_devices'] == result['failed_devices']:
+                # a restore that set every value back; only links stay down: no undo, the values are the wanted ones
+                msg = ('The restore point %s is applied (values set on NPU %s and read back), but the link of NPU %s is '
+                       'still not UP. %s' % (params['restore_from'], _ids(result['changed_devices']),
+                                             _ids(result['link_down_devices']), ' | '.join(e['msg'] for e in errors)))
+            else:
+                msg = '%d of %d NPU ports failed (changed: %s; failed: %s). %s' % (
+                    len(errors), len(todo), _ids(result['changed_devices']), _ids(result['failed_devices']),
+                    ' | '.join(e['msg'] for e in errors))
+                if result['changed_devices'] and undo not in msg:
+                    msg += ' To undo the changes, %s.' % undo
             raise ModuleFailure(msg, **result)
         return result

@@ -126,6 +126,12 @@ options:
       - A restore is what brings a port back after a change left it broken, so a value the port cannot report right
         now (C(Link status is down.)) is set from the backup without comparing, with a warning; a request given in
         O(config) stops before any set instead.
+      - When every set of a device answered rc=0 but its link does not come back C(UP) within O(link_timeout), the
+        values the port can answer with its link down are read back; when they are the restore point's, the device is
+        listed in RV(link_down_devices) and the message says that the values are back and only the link is down (the
+        cable, the optical module or the switch port). The task still fails.
+      - A failure names the way back - the restore point applied again once the cause is fixed, and with O(backup=true)
+        the backup of the state the restore overwrote.
     type: path
   allow_other_host:
     description:
@@ -149,6 +155,14 @@ options:
         task. Not written in check mode.
     type: bool
     default: false
+  backup_name:
+    description:
+      - File name of the backup written by O(backup=true), in O(backup_dir), instead of
+        C(hccn-<host>-<UTC timestamp>.json). The caller then knows the path of the restore point before the task runs,
+        also when it loses the connection to the node during the task (the backup is written before the first set).
+      - A plain file name of letters, digits, C(.), C(_) and C(-) that does not start with C(.). A file of that name
+        that exists already is never overwritten; the task fails before anything is set.
+    type: str
   backup_dir:
     description:
       - Absolute path of the directory for the backup files; created with mode 0700 when missing. A relative path is
@@ -309,6 +323,15 @@ failed_devices:
   type: list
   elements: int
   sample: [3]
+link_down_devices:
+  description:
+    - With O(restore_from), the devices whose values of the restore point were set and read back (those the port can
+      answer with its link down) but whose link did not come back C(UP) within O(link_timeout). They are in
+      RV(failed_devices) too.
+  returned: state is merged
+  type: list
+  elements: int
+  sample: [5]
 errors:
   description: One entry per failed device with the message and the failing command, exit code and output.
   returned: when devices failed
@@ -384,7 +407,7 @@ stderr:
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._port_config import PortConfig  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._port_config import PortConfig, backup_name_problem  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS  # noqa: E402
 
 
@@ -398,6 +421,7 @@ def main():
         allow_busy=dict(type='bool', default=False),
         backup=dict(type='bool', default=False),
         backup_dir=dict(type='path', default='/var/lib/npuops/backup'),
+        backup_name=dict(type='str'),
         link_timeout=dict(type='int', default=60),
         restore_point=dict(type='path'),
         read_after=dict(type='list', elements='str', choices=ALL_QUERIES, default=[]),
@@ -415,6 +439,10 @@ def main():
     if params['backup'] and not params['backup_dir'].startswith('/'):
         module.fail_json(msg='hccn_config: backup_dir must be an absolute path (got %s); a relative one would be resolved '
                              'against the remote login directory.' % params['backup_dir'])
+
+    problem = backup_name_problem(params['backup_name'])
+    if problem:
+        module.fail_json(msg='hccn_config: %s. Nothing was changed.' % problem)
 
     def work(warnings):
         resource = PortConfig(module, PORTS)

@@ -89,8 +89,9 @@ CASES = {
                              ["hccl_env_connect_timeout 9000 is outside 120-7200"]),
     "base-port-privileged": (SITE, STAGE5, {"hccl_env_if_base_port": 80},
                              ["hccl_env_if_base_port 80 is outside 1024-65520"]),
-    "exec-timeout-above-aiv-cap": (SITE, STAGE5, {"hccl_env_op_expansion_mode": "AIV", "hccl_env_exec_timeout": 2000},
-                                   ["hccl_env_exec_timeout 2000 is above 1091", "so set at most 1091"]),
+    "exec-timeout-finer-than-10-ms": (SITE, STAGE5, {"hccl_env_op_expansion_mode": "AIV", "hccl_env_exec_timeout": 0.005},
+                                      ["hccl_env_exec_timeout 0.005 has more than two decimals",
+                                       "a precision of 10 ms (0.01 s) in AIV mode"]),
     "expansion-mode-unknown": (SITE, STAGE5, {"hccl_env_op_expansion_mode": "FAST"},
                                ["hccl_env_op_expansion_mode 'FAST' is not an HCCL_OP_EXPANSION_MODE: the modes are AI_CPU, "
                                 "AIV, HOST, HOST_TS"]),

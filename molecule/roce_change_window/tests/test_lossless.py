@@ -23,7 +23,10 @@ def test_every_port_is_lossless(host):
 def test_restore_points_are_private_json_of_this_node(host):
     name = host.check_output("hostname")
     files = host.check_output("ls /var/lib/npuops/backup").split()
-    assert files and all(f.startswith("hccn-%s-" % name) and f.endswith(".json") for f in files)
+    # the change windows' restore points, and those the rollbacks kept of the state they overwrote
+    assert files and all(f.startswith(("hccn-%s-" % name, "before-rollback-%s-" % name)) and f.endswith(".json")
+                         for f in files)
+    assert any(f.startswith("before-rollback-%s-" % name) for f in files)
     for name in files:
         path = host.file("/var/lib/npuops/backup/" + name)
         assert path.mode == 0o600
@@ -55,5 +58,7 @@ def test_the_first_window_measured_the_gain():
             runs.append(pod)
     first = runs[0]
     assert first["busbw_gb_s"]["before"] < 5.0           # lossy RoCE in the model: 3.0 GB/s
-    assert first["busbw_gb_s"]["after"] >= first["busbw_gb_s"]["gate"] == 20.0
+    # 80 % of what a node's 8 ports carry (8 x 25 GB/s), capped by the lowest intra-node busbw stage 3 accepts
+    # (60 % of 196 GB/s: stage 3 does not run in the change window)
+    assert first["busbw_gb_s"]["after"] >= first["busbw_gb_s"]["gate"] == 0.8 * min(8 * 25.0, 196.0 * 0.6)
     assert first["busbw_gb_s"]["after"] > 5 * first["busbw_gb_s"]["before"]

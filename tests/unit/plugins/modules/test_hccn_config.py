@@ -787,3 +787,107 @@ def test_a_failure_names_the_restore_point_the_caller_took(run_module, tmp_path)
     assert res.failed and res.result['backup_file'] is None
     assert 'restore the previous state with npuops.ascend.hccn_config and restore_from: %s' % point in res.result['msg']
     assert 'no backup was written' not in res.result['msg']
+
+
+# ---- a restore tells what it did: values back, a link still down, its own restore point, a named backup ----
+
+def _link_stuck_restore_commands():
+    """NPU 1 after a change left its link down: MTU 9000 readable, PFC unreadable; the restore's sets answer rc=0 but the
+    link stays DOWN, so after the sets MTU reads back 1500 and PFC still cannot be read."""
+    return {
+        get(1, 'mtu'): [(0, MTU_9000, ''), (0, MTU_1500, '')],
+        get(1, 'pfc'): LINK_IS_DOWN,
+        get(1, 'link'): (0, LINK_DOWN, ''),
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        (HCCN, '-i', '1', '-mtu', '-s', 'size', '1500'): (0, SET_OK, ''),
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, SET_OK, ''),
+    }
+
+
+def test_a_restore_whose_link_stays_down_says_the_values_are_back(run_module, tmp_path):
+    path = _write_backup(tmp_path, [{'device': 1, 'mtu': 1500, 'pfc_priorities': [3]}])
+    res = run_module(hccn_config, {'restore_from': path, 'link_timeout': 1}, _link_stuck_restore_commands())
+    assert res.failed
+    out = res.result
+    assert out['changed_devices'] == [1] and out['failed_devices'] == [1]
+    assert out['link_down_devices'] == [1]
+    # what could be read back is the restore point's value; PFC cannot be read while the link is down
+    assert out['after'] == [{'device': 1, 'mtu': 1500, 'pfc_priorities': None}]
+    assert ('NPU 1 on %s: the values of the restore point %s were set (every hccn_tool set answered rc=0; read back: mtu '
+            '1500; pfc_priorities cannot be read while the link is down), but the link is still not UP 1 s after changing '
+            'MTU and PFC' % (HOST, path)) in out['msg']
+    assert 'check the cable, the optical module and the switch port' in out['msg']
+    assert 'no backup was written' not in out['msg']
+    assert 'To undo the changes' not in out['msg']
+
+
+def test_a_restore_that_fails_half_way_points_at_its_restore_point_not_at_a_missing_backup(run_module, tmp_path):
+    path = _write_backup(tmp_path, [{'device': 2, 'mtu': 1500, 'tls': False}])
+    cmds = {
+        get(2, 'mtu'): (0, MTU_9000, ''),
+        get(2, 'tls'): (0, TLS_ON, ''),
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        (HCCN, '-i', '2', '-mtu', '-s', 'size', '1500'): (0, SET_OK, ''),
+        (HCCN, '-i', '2', '-tls', '-s', 'enable', '0'): LINK_IS_DOWN,
+        get(2, 'link'): (0, LINK_UP, ''),
+    }
+    res = run_module(hccn_config, {'restore_from': path}, cmds)
+    assert res.failed
+    msg = res.result['msg']
+    assert 'no backup was written' not in msg
+    assert 'apply the restore point %s again (hccn_config restore_from) once the cause is fixed' % path in msg
+
+
+def test_a_restore_with_backup_keeps_the_state_it_overwrites(run_module, tmp_path):
+    """The rollback takes its own restore point: the state before the restore, named in every failure."""
+    path = _write_backup(tmp_path, [{'device': 2, 'mtu': 1500, 'tls': False}])
+    cmds = {
+        get(2, 'mtu'): (0, MTU_9000, ''),
+        get(2, 'tls'): (0, TLS_ON, ''),
+        (NPU_SMI, 'info'): (0, NPU_IDLE, ''),
+        (HCCN, '-i', '2', '-mtu', '-s', 'size', '1500'): (0, SET_OK, ''),
+        (HCCN, '-i', '2', '-tls', '-s', 'enable', '0'): LINK_IS_DOWN,
+        get(2, 'link'): (0, LINK_UP, ''),
+    }
+    backups = tmp_path / 'backups'
+    res = run_module(hccn_config, {'restore_from': path, 'backup': True, 'backup_dir': str(backups),
+                                   'backup_name': 'before-rollback-node-07-20260101T000000Z.json'}, cmds)
+    assert res.failed
+    own = str(backups / 'before-rollback-node-07-20260101T000000Z.json')
+    assert res.result['backup_file'] == own
+    with open(own) as handle:
+        assert json.load(handle)['devices'] == [{'device': 2, 'mtu': 9000, 'tls': True}]
+    msg = res.result['msg']
+    assert ('restore the state before this restore with npuops.ascend.hccn_config and restore_from: %s, or apply the '
+            'restore point %s again once the cause is fixed' % (own, path)) in msg
+    assert 'no backup was written' not in msg
+
+
+def test_backup_name_is_the_file_name_of_the_backup(run_module, tmp_path):
+    cmds = base_commands()
+    cmds.update({get(0, 'tls'): [(0, TLS_OFF, ''), (0, TLS_ON, '')],
+                 (HCCN, '-i', '0', '-tls', '-s', 'enable', '1'): (0, SET_OK, '')})
+    res = run_module(hccn_config, {'config': [{'device': 0, 'tls': True}], 'backup': True, 'backup_dir': str(tmp_path),
+                                   'backup_name': 'hccn-node07-20261202T101500Z.json'}, cmds)
+    assert not res.failed, res
+    assert res.result['backup_file'] == str(tmp_path / 'hccn-node07-20261202T101500Z.json')
+    assert stat.S_IMODE(os.stat(res.result['backup_file']).st_mode) == 0o600
+
+
+def test_backup_name_that_exists_already_is_refused_before_any_set(run_module, tmp_path):
+    (tmp_path / 'hccn-node07-20261202T101500Z.json').write_text('{}')
+    cmds = base_commands()
+    res = run_module(hccn_config, {'config': [{'device': 0, 'tls': True}], 'backup': True, 'backup_dir': str(tmp_path),
+                                   'backup_name': 'hccn-node07-20261202T101500Z.json'}, cmds)
+    assert res.failed and sets(res.calls) == []
+    assert 'hccn-node07-20261202T101500Z.json exists already' in res.result['msg']
+    assert 'Nothing was changed' in res.result['msg']
+    assert (tmp_path / 'hccn-node07-20261202T101500Z.json').read_text() == '{}'
+
+
+@pytest.mark.parametrize('name', ['../hccn.json', 'sub/hccn.json', '.hidden.json', '', 'a b.json'])
+def test_backup_name_must_be_a_plain_file_name(run_module, tmp_path, name):
+    res = run_module(hccn_config, {'config': [{'device': 0, 'tls': True}], 'backup': True, 'backup_dir': str(tmp_path),
+                                   'backup_name': name}, {})
+    assert res.failed and res.calls == []
+    assert 'backup_name must be a plain file name' in res.result['msg']
