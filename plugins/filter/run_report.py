@@ -70,13 +70,14 @@ def _mapping(value):
 # ---- stage 9: the comparison ---------------------------------------------------------------------
 
 def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_pct=2.0, spread_warn_pct=2.0,
-                       spread_fail_pct=5.0, baseline_run=None):
+                       spread_fail_pct=5.0, baseline_run=None, launch=None):
     """Compare a stage 9 measurement (baseline_measure output) with the stage 1 baseline.
 
     Returns ``{host, compared, reason, metrics: [{metric, label, unit, higher_is_better, before, after, change_pct,
     gain_pct, verdict}], improved: [labels], regressed: [labels], verdict, findings}``; ``verdict`` of a metric is
     ``improved`` (better by improvement_pct or more), ``regressed`` (worse by more than tolerance_pct), ``unchanged``
-    or ``not available``.
+    or ``not available``. ``launch`` (launch_check of the two launches): a launch of stage 9 that differs from stage 1's
+    and is not the declared change under test is not compared; its findings are kept.
     """
     name = 'regression_compare'
     for what, value in (('improvement_pct', improvement_pct), ('tolerance_pct', tolerance_pct),
@@ -102,6 +103,14 @@ def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_
         out['findings'].append({'host': host, 'device': None, 'check': 'baseline', 'value': None, 'expected': 'baseline.json',
                                 'severity': WARN, 'msg': '%s: %s' % (host, out['reason'])})
         return out
+    if isinstance(launch, Mapping):
+        out['launch'] = launch
+        out['findings'] += [dict(f) for f in launch.get('findings') or [] if isinstance(f, Mapping)]
+        if not launch.get('comparable', True):
+            out['reason'] = 'stage 9 was not launched as stage 1 was (%s): the two measurements are not comparable' % '; '.join(
+                '%s %s -> %s' % (d.get('label'), _launch_value(d.get('before')), _launch_value(d.get('after')))
+                for d in launch.get('differences') or [])
+            return out
     spread = after.get('spread_pct')
     if _is_number(spread) and spread > spread_warn_pct:
         severity = FAIL if spread > spread_fail_pct else WARN
@@ -149,6 +158,12 @@ def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_
                                 'msg': '%s: no metric improved by %s %% or more over the stage 1 baseline%s: the tuning of '
                                        'stages 2-8 does not show in the benchmark' % (host, _fmt(improvement_pct), since)})
     return out
+
+
+def _launch_value(value):
+    if value is None or value == [] or value == '':
+        return 'none'
+    return ' '.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
 
 def regression_lines(comparison, baseline=None):
@@ -292,12 +307,21 @@ def _chart(comparison):
     return out
 
 
+def _launches(data):
+    """How stage 1 and stage 9 launched the benchmark, one sentence each (launch_text of step_stats)."""
+    from ansible_collections.npuops.ascend.plugins.filter.step_stats import launch_text  # pylint: disable=import-outside-toplevel
+    launch = _mapping(data.get('launch'))
+    check = _mapping(launch.get('check'))
+    return {'before': launch_text(launch.get('before')), 'after': launch_text(launch.get('after')),
+            'same': check.get('same') if check else None}
+
+
 def _regression(sources):
     data = _mapping(sources.get('stage9-regression/regression.json'))
     if not data:
         return {'ran': False}
     comparison = _mapping(data.get('comparison'))
-    return {'ran': True, 'host': data.get('host'), 'check_mode': bool(data.get('check_mode')),
+    return {'ran': True, 'host': data.get('host'), 'check_mode': bool(data.get('check_mode')), 'launch': _launches(data),
             'command': data.get('command'), 'baseline_run': _mapping(data.get('baseline')).get('run'),
             'compared': bool(comparison.get('compared')), 'reason': comparison.get('reason') or data.get('reason'),
             'verdict': comparison.get('verdict') or NOT_RUN, 'metrics': list(comparison.get('metrics') or []),
@@ -409,6 +433,8 @@ def run_report_markdown(model):
                          [[_metric_name(m), m['before'], m['after'],
                            _signed(m['change_pct']) if m['change_pct'] is not None else '-', m['verdict']]
                           for m in reg['metrics']])
+    if reg['ran']:
+        out += ['', '- Stage 1 launched: %s' % _md(reg['launch']['before']), '- Stage 9 launched: %s' % _md(reg['launch']['after'])]
     if reg['ran'] and reg['findings']:
         out += [''] + ['- %s' % _md(m) for m in reg['findings']]
     ver = model['versions']
@@ -568,6 +594,8 @@ def run_report_html(model):
         if reg['chart']:
             out += _svg_chart(reg['chart'])
     if reg['ran']:
+        out.append('<ul class="launch"><li>Stage 1 launched: %s</li><li>Stage 9 launched: %s</li></ul>'
+                   % (_e(reg['launch']['before']), _e(reg['launch']['after'])))
         out += _html_list(reg['findings'])
     ver = model['versions']
     out.append('<h2 id="versions">Versions (stage 2)</h2>')

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Performance arithmetic for training and collective benchmarks: step_stats, cv_percent, mfu, busbw.
+"""Performance arithmetic for training and collective benchmarks: step_stats, cv_percent, mfu, busbw, the measurement of
+a benchmark (baseline_measure) and how it was launched (benchmark_launch, launch_check, launch_text), the peak of an NPU
+model (npu_peak_tflops) and the bus bandwidth expected across nodes (crossnode_busbw_expected).
 
 The documentation of each filter is in the .yml file of the same name next to this file.
 """
@@ -152,18 +154,124 @@ def _r(value, digits=2):
     return round(value, digits) if _is_number(value) else None
 
 
-def baseline_measure(results, host=None, warmup=2, seq_length=None, peak_tflops=None, warn_pct=2.0, fail_pct=5.0):
+# ---- the peak of the NPU for MFU -----------------------------------------------------------------------------------
+
+# Dense 16-bit (FP16/BF16) Cube peak of one NPU in TFLOP/s, by the chip name npu-smi prints. Huawei's torchtitan-npu
+# divides by these for MFU ("MFU uses the BF16 Cube peak rather than the larger total-throughput figure"), next to the
+# total figures 400 / 376 / 313 / 280 (torchtitan_npu/patches/tools/metrics.py, _patched_get_peak_flops). The Cube
+# figures are the AI Cores x 4096 multiply-adds per cycle x 2 x the clock: 24 cores at 1.8 GHz = 353.8944 (910B2),
+# 20 at 1.8 GHz = 294.912 (910B3), 20 at 1.5 GHz = 245.76 (910B4).
+PEAK_TFLOPS = {'910B1': 373.88, '910B2': 353.8944, '910B3': 294.912, '910B4': 245.76}
+PEAK_SOURCE = ('dense FP16/BF16 Cube peak of the %s, %s TFLOP/s, the figure Huawei\'s torchtitan-npu divides by for MFU '
+               '(torchtitan_npu/patches/tools/metrics.py)')
+
+
+def _chip_names(names):
+    """The chip names of ``names`` (a string or nested lists of them), upper case, blanks and an Ascend prefix left out."""
+    out = []
+    stack = [names]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            continue
+        if isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+            continue
+        text = ''.join(str(item).split()).upper()
+        if text.startswith('ASCEND'):
+            text = text[len('ASCEND'):]
+        if text:
+            out.append(text)
+    return sorted(set(out))
+
+
+def npu_peak_tflops(chip_names, given=None):
+    """The peak TFLOP/s of one NPU for MFU: ``{tflops, variant, source, sourced, reason}``."""
+    names = _chip_names(chip_names)
+    variant = names[0] if len(names) == 1 else None
+    if given is not None and given != '':
+        try:
+            value = float(given)
+        except (TypeError, ValueError):
+            value = None
+        if isinstance(given, bool) or value is None or not math.isfinite(value) or value <= 0:
+            raise AnsibleFilterError('npu_peak_tflops: the given peak must be a number above 0, got %s' % short_repr(given))
+        return {'tflops': value, 'variant': variant, 'sourced': False, 'reason': None,
+                'source': 'baseline_peak_tflops (%s TFLOP/s, set by the operator; not checked against a source)' % _fmt(value)}
+    out = {'tflops': None, 'variant': variant, 'source': None, 'sourced': False, 'reason': None}
+    if not names:
+        out['reason'] = 'the NPU model is not known (no chip name was read): set baseline_peak_tflops to the peak of your NPU'
+    elif len(names) > 1:
+        out['reason'] = ('the nodes carry different NPU models (%s), so no one peak applies: set baseline_peak_tflops'
+                         % ', '.join(names))
+    elif variant not in PEAK_TFLOPS:
+        out['reason'] = ('no sourced peak is known for the %s: set baseline_peak_tflops to the figure of your NPU from its '
+                         'vendor documentation' % variant)
+    else:
+        out.update(tflops=PEAK_TFLOPS[variant], sourced=True, source=PEAK_SOURCE % (variant, _fmt(PEAK_TFLOPS[variant])))
+    return out
+
+
+def _fmt(value):
+    text = '%.4f' % value
+    return text.rstrip('0').rstrip('.')
+
+
+def _peak(peak_tflops):
+    """(tflops, source, sourced, note) of the peak given to baseline_measure: a number, an npu_peak_tflops result or None."""
+    if isinstance(peak_tflops, Mapping):
+        value = peak_tflops.get('tflops')
+        if _is_number(value) and value > 0:
+            return float(value), peak_tflops.get('source'), bool(peak_tflops.get('sourced')), None if peak_tflops.get(
+                'sourced') else ('MFU against a peak of %s TFLOP/s set by the operator (baseline_peak_tflops), not checked '
+                                 'against a source' % _fmt(value))
+        return None, None, False, 'MFU is not computed: %s' % (peak_tflops.get('reason') or 'no peak TFLOP/s is known')
+    if peak_tflops is None or peak_tflops == '':
+        return None, None, False, 'no peak TFLOP/s of the NPU is known, so MFU is not computed'
+    given = npu_peak_tflops(None, given=peak_tflops)
+    return given['tflops'], given['source'], False, ('MFU against a peak of %s TFLOP/s set by the operator '
+                                                     '(baseline_peak_tflops), not checked against a source'
+                                                     % _fmt(given['tflops']))
+
+
+# ---- the warm-up of a run ------------------------------------------------------------------------------------------
+
+def _warmup_split(steps, warmup):
+    """(lines left out, iterations measured) of the iteration lines of one run.
+
+    A line covers the iterations since the line before it (the first line: since the same interval before it, or
+    from the start). Lines that cover any of the first ``warmup`` iterations are left out. Without increasing
+    iteration numbers every line counts as one iteration."""
+    numbers = [step.get('iteration') for step in steps]
+    whole = all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in numbers)
+    if numbers and whole and all(b > a for a, b in zip(numbers, numbers[1:])):
+        first = numbers[1] - numbers[0] if len(numbers) > 1 else numbers[0]
+        starts = [max(0, numbers[0] - first)] + numbers[:-1]
+        skip = sum(1 for start in starts if start < warmup)
+        return skip, (numbers[-1] - starts[skip]) if skip < len(numbers) else 0
+    skip = min(warmup, len(steps))
+    return skip, len(steps) - skip
+
+
+def baseline_measure(results, host=None, warmup=10, seq_length=None, peak_tflops=None, warn_pct=2.0, fail_pct=5.0,
+                     min_steps=40):
     """Measure the benchmark runs of the baseline role (the results of its looped command task).
 
-    Returns ``{measured, reason, runs: [{run, rc, count, mean_ms, stdev_ms, tokens_per_s, tflops_per_npu, mfu_pct}],
-    mean_ms, spread_pct, tokens_per_s, tflops_per_npu, mfu_pct, findings}``; a finding of severity fail or warn
-    for a run that failed or printed no iteration line, and for a spread above the limits.
+    Returns ``{measured, reason, runs: [{run, rc, count, steps, mean_ms, stdev_ms, tokens_per_s, tflops_per_npu,
+    mfu_pct}], mean_ms, spread_pct, tokens_per_s, tflops_per_npu, mfu_pct, warmup_steps, min_steps, peak_tflops,
+    peak_source, peak_sourced, mfu_note, findings}``; a finding of severity fail for a run that failed, printed no
+    iteration line or measured fewer than ``min_steps`` iterations after the ``warmup`` ones, and for a spread above
+    the limits (warn / fail).
     """
     import statistics  # pylint: disable=import-outside-toplevel
     from ansible_collections.npuops.ascend.plugins.module_utils._parsers.train_log import parse_train_log  # pylint: disable=import-outside-toplevel
+    _whole('baseline_measure', 'warmup', warmup, 0)
+    _whole('baseline_measure', 'min_steps', min_steps, 0)
     host = host or 'this node'
+    peak, peak_source, peak_sourced, mfu_note = _peak(peak_tflops)
     out = {'measured': False, 'reason': None, 'runs': [], 'mean_ms': None, 'spread_pct': None, 'tokens_per_s': None,
-           'tflops_per_npu': None, 'mfu_pct': None, 'findings': []}
+           'tflops_per_npu': None, 'mfu_pct': None, 'findings': [], 'warmup_steps': warmup, 'min_steps': min_steps,
+           'peak_tflops': peak, 'peak_source': peak_source, 'peak_sourced': peak_sourced, 'mfu_note': mfu_note}
     results = [r for r in (results or []) if isinstance(r, Mapping)]
     if not results:
         out['reason'] = 'no benchmark ran (baseline_command is empty)'
@@ -172,7 +280,7 @@ def baseline_measure(results, host=None, warmup=2, seq_length=None, peak_tflops=
         out['reason'] = 'a measurement is skipped in check mode'
         return out
     for index, result in enumerate(results, 1):
-        run = result.get('baseline_run', index)
+        run = result.get('baseline_run', result.get('regression_run', index))
         where = '%s (run %s)' % (host, run)
         if result.get('rc') != 0:
             text = (result.get('stderr') or result.get('msg') or '').strip().splitlines()
@@ -180,19 +288,36 @@ def baseline_measure(results, host=None, warmup=2, seq_length=None, peak_tflops=
                                     'severity': 'fail', 'msg': '%s: the benchmark command failed (rc=%s): %s' % (
                                         where, result.get('rc'), text[-1] if text else 'no output')})
             continue
-        parsed = parse_train_log(result.get('stdout') or '')
-        try:
-            stats = step_stats(parsed['steps'], skip=warmup, seq_length=seq_length)
-        except AnsibleFilterError as exc:
-            out['findings'].append({'host': host, 'device': None, 'check': 'benchmark', 'value': len(parsed['steps']),
-                                    'expected': 'iteration lines', 'severity': 'fail',
-                                    'msg': '%s: the %d iteration line(s) the benchmark printed could not be measured: %s'
-                                           % (where, len(parsed['steps']), exc)})
+        steps = parse_train_log(result.get('stdout') or '')['steps']
+        if not steps:
+            out['findings'].append({'host': host, 'device': None, 'check': 'benchmark', 'value': 0, 'expected': 'iteration lines',
+                                    'severity': 'fail',
+                                    'msg': "%s: the benchmark printed no iteration line ('iteration N/M | ... | elapsed time "
+                                           "per iteration (ms): ... |'): check that it is a MindSpeed / Megatron training run "
+                                           "and that its log reaches stdout" % where})
             continue
+        skip, measured = _warmup_split(steps, warmup)
+        last = steps[-1].get('iteration', len(steps))
+        if skip >= len(steps):
+            out['findings'].append({'host': host, 'device': None, 'check': 'steps', 'value': 0, 'expected': '>= %d' % max(min_steps, 1),
+                                    'severity': 'fail',
+                                    'msg': '%s: the %d iteration line(s) the benchmark printed end at iteration %s, within the %d '
+                                           'warm-up iteration(s) left out (baseline_warmup_steps): nothing is left to measure; '
+                                           'run more iterations' % (where, len(steps), last, warmup)})
+            continue
+        if measured < min_steps:
+            out['findings'].append({'host': host, 'device': None, 'check': 'steps', 'value': measured, 'expected': '>= %d' % min_steps,
+                                    'severity': 'fail',
+                                    'msg': '%s: %d iteration(s) measured after the %d warm-up iteration(s) left out (the log '
+                                           'ends at iteration %s), fewer than %d: the method runs 50-100 iterations, leaves out '
+                                           'the first 10 and averages 40; run more iterations, or lower baseline_min_steps'
+                                           % (where, measured, warmup, last, min_steps)})
+            continue
+        stats = step_stats(steps, skip=skip, seq_length=seq_length)
         tflops = stats['tflops_per_npu']
-        out['runs'].append({'run': run, 'rc': 0, 'count': stats['count'], 'mean_ms': _r(stats['mean_ms']),
+        out['runs'].append({'run': run, 'rc': 0, 'count': stats['count'], 'steps': measured, 'mean_ms': _r(stats['mean_ms']),
                             'stdev_ms': _r(stats['stdev_ms']), 'tokens_per_s': _r(stats['tokens_per_s'], 1),
-                            'tflops_per_npu': _r(tflops), 'mfu_pct': _r(mfu(tflops, peak_tflops)) if tflops and peak_tflops else None})
+                            'tflops_per_npu': _r(tflops), 'mfu_pct': _r(mfu(tflops, peak)) if tflops and peak else None})
     if out['findings'] or not out['runs']:
         out['reason'] = 'the benchmark did not give a measurement on every run'
         return out
@@ -218,6 +343,207 @@ def baseline_measure(results, host=None, warmup=2, seq_length=None, peak_tflops=
     return out
 
 
+# ---- how a benchmark was launched ----------------------------------------------------------------------------------
+
+# A run user drops root's rights for the benchmark alone: runuser (util-linux) runs the command as the user without a
+# login shell (so an account with /sbin/nologin works), in a new session (setsid) so that it has no controlling terminal
+# of root's to write into; --wait returns the command's exit code.
+RUN_AS = ('setsid', '--wait', 'runuser', '-u')
+_USER_FIRST = 'abcdefghijklmnopqrstuvwxyz_'
+_USER_REST = _USER_FIRST + '0123456789-.'
+# field of a launch record, its label, and whether it is observed on the node (compared only when both sides have it)
+LAUNCH_FIELDS = (('host', 'node', False), ('command', 'command', False), ('launcher', 'launcher', False),
+                 ('run_user', 'run user', False), ('chdir', 'directory', False), ('user', 'user', True),
+                 ('cpus_allowed', 'CPUs allowed', True), ('mems_allowed', 'memory nodes allowed', True))
+
+
+def _text_or_none(name, what, value):
+    if value is None or value == '':
+        return None
+    if not isinstance(value, str):
+        raise AnsibleFilterError('%s: %s must be a string, got %s %s' % (name, what, type(value).__name__, short_repr(value)))
+    return value
+
+
+def _probe(probe):
+    """{user, uid, cpus_allowed, mems_allowed, probe_error} from the results of the probe task (``id``, then the
+    ``Cpus_allowed_list`` / ``Mems_allowed_list`` lines of /proc/self/status, both run the way the benchmark runs)."""
+    import re  # pylint: disable=import-outside-toplevel
+    found = {'user': None, 'uid': None, 'cpus_allowed': None, 'mems_allowed': None, 'probe_error': None}
+    results = probe.get('results') if isinstance(probe, Mapping) else probe
+    for result in results or []:
+        if not isinstance(result, Mapping) or result.get('skipped'):
+            continue
+        if result.get('rc') != 0:
+            text = (result.get('stderr') or result.get('msg') or result.get('stdout') or '').strip().splitlines()
+            found['probe_error'] = found['probe_error'] or (text[-1] if text else 'rc=%s' % result.get('rc'))
+            continue
+        stdout = result.get('stdout') or ''
+        match = re.search(r'uid=(\d+)\(([^)]*)\)', stdout)
+        if match:
+            found['uid'], found['user'] = int(match.group(1)), match.group(2)
+        for key, label in (('cpus_allowed', 'Cpus_allowed_list'), ('mems_allowed', 'Mems_allowed_list')):
+            match = re.search(r'(?m)^%s:\s*(\S+)' % label, stdout)
+            if match:
+                found[key] = match.group(1)
+    return found
+
+
+def benchmark_launch(config, probe=None):
+    """How a benchmark is launched: the configured command, launcher and run user, and (from ``probe``) the user and
+    the CPUs and memory nodes the kernel lets it use."""
+    import shlex  # pylint: disable=import-outside-toplevel
+    name = 'benchmark_launch'
+    if not isinstance(config, Mapping):
+        raise AnsibleFilterError('%s expects a dict {host, command, launcher, launcher_args, run_user, chdir, environment, '
+                                 'env_file}, got %s' % (name, type(config).__name__))
+    command = _text_or_none(name, 'command', config.get('command'))
+    launcher = _text_or_none(name, 'launcher', config.get('launcher'))
+    args = config.get('launcher_args') or []
+    if not isinstance(args, (list, tuple)) or not all(isinstance(a, (str, int)) and not isinstance(a, bool) for a in args):
+        raise AnsibleFilterError('%s: launcher_args must be a list of strings, got %s' % (name, short_repr(args)))
+    run_user = _text_or_none(name, 'run_user', config.get('run_user'))
+    if run_user is not None and (run_user[0] not in _USER_FIRST or any(c not in _USER_REST for c in run_user) or len(run_user) > 32):
+        raise AnsibleFilterError('%s: run_user %s is not a user name (lower case letters, digits, _, - and ., starting with a '
+                                 'letter or _)' % (name, short_repr(run_user)))
+    environment = config.get('environment') or {}
+    if not isinstance(environment, Mapping):
+        raise AnsibleFilterError('%s: environment must be a dict, got %s' % (name, type(environment).__name__))
+    launch_words = ([launcher] + [str(a) for a in args]) if launcher else []
+    prefix = (list(RUN_AS) + [run_user, '--'] if run_user else []) + launch_words
+    record = {'host': _text_or_none(name, 'host', config.get('host')), 'command': command, 'launcher': launch_words,
+              'run_user': run_user, 'prefix': prefix, 'prefix_text': ' '.join(shlex.quote(word) for word in prefix),
+              'chdir': _text_or_none(name, 'chdir', config.get('chdir')), 'environment': sorted(str(k) for k in environment),
+              'env_file': _text_or_none(name, 'env_file', config.get('env_file')), 'observed': False, 'user': None,
+              'uid': None, 'cpus_allowed': None, 'mems_allowed': None, 'probe_error': None}
+    if probe is not None:
+        record.update(_probe(probe))
+        record['observed'] = record['user'] is not None
+    return record
+
+
+def _shown(value):
+    if value is None or value == [] or value == '':
+        return 'none'
+    return ' '.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def launch_check(after, before, change=None, baseline_run=None):
+    """Whether stage 9 (``after``) was launched as stage 1 (``before``) was; ``change`` names a difference that is the
+    change under test. Returns ``{comparable, same, declared, differences, findings, before_recorded}``."""
+    if not isinstance(after, Mapping):
+        raise AnsibleFilterError('launch_check expects the launch record of stage 9 (benchmark_launch), got %s'
+                                 % type(after).__name__)
+    before = before if isinstance(before, Mapping) else {}
+    change = change if isinstance(change, str) and change.strip() else None
+    host = after.get('host') or 'this node'
+    since = ' of run %s' % baseline_run if baseline_run else ''
+    out = {'comparable': True, 'same': True, 'declared': change, 'differences': [], 'findings': [],
+           'before_recorded': bool(before)}
+    if not before:
+        out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': None, 'expected': 'a launch record',
+                                'severity': WARN_SEVERITY,
+                                'msg': '%s: the stage 1 baseline%s records no launch (it was kept before launches were '
+                                       'recorded), so stage 9 cannot check that both ran the same way; run stage 1 again '
+                                       'for a baseline that records it' % (host, since)})
+        return out
+    for key, label, observed in LAUNCH_FIELDS:
+        old, new = before.get(key), after.get(key)
+        if observed and (old is None or new is None):
+            continue
+        if (old or None) != (new or None):
+            out['differences'].append({'field': key, 'label': label, 'before': old, 'after': new})
+    if not out['differences']:
+        return out
+    out['same'] = False
+    text = '; '.join('%s %s -> %s' % (d['label'], _shown(d['before']), _shown(d['after'])) for d in out['differences'])
+    labels = ', '.join(d['label'] for d in out['differences'])
+    if change:
+        out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': labels,
+                                'expected': 'the launch of stage 1', 'severity': WARN_SEVERITY,
+                                'msg': '%s: stage 9 was not launched as stage 1%s was (%s); compared anyway because '
+                                       'regression_launch_change names it as the change under test: %s'
+                                       % (host, since, text, change)})
+        return out
+    out['comparable'] = False
+    out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': labels,
+                            'expected': 'the launch of stage 1', 'severity': 'fail',
+                            'msg': '%s: stage 9 was not launched as stage 1%s was (%s), so its measurement is not compared '
+                                   'with the baseline: a different launch can show as a regression or an improvement of its '
+                                   'own. Launch stage 9 as stage 1 was launched (regression_command, regression_run_user, '
+                                   'regression_launcher), or name the difference as the change under test in '
+                                   'regression_launch_change' % (host, since, text)})
+    return out
+
+
+WARN_SEVERITY = 'warn'
+
+
+def launch_text(record):
+    """One sentence that says how a benchmark was launched, from its launch record."""
+    if not isinstance(record, Mapping) or not record:
+        return 'not recorded'
+    notes = []
+    if record.get('uid') is not None:
+        notes.append('uid %s' % record['uid'])
+    if record.get('run_user'):
+        notes.append('through runuser')
+    user = record.get('user') or record.get('run_user') or 'the connection user'
+    text = '`%s` on %s as %s%s' % (record.get('command') or '-', record.get('host') or '-', user,
+                                   ' (%s)' % ', '.join(notes) if notes else '')
+    launcher = record.get('launcher') or []
+    text += ', through `%s`' % ' '.join(str(w) for w in launcher) if launcher else ', without a launcher (no binding of its own)'
+    if record.get('cpus_allowed') or record.get('mems_allowed'):
+        text += ', allowed CPUs %s and memory nodes %s' % (record.get('cpus_allowed') or '?', record.get('mems_allowed') or '?')
+    if record.get('chdir'):
+        text += ', in %s' % record['chdir']
+    env = list(record.get('environment') or [])
+    if record.get('env_file'):
+        env.insert(0, 'the variables of %s' % record['env_file'])
+    if env:
+        text += '; environment: %s' % ', '.join(env)
+    if record.get('probe_error'):
+        text += ' (the launch could not be observed: %s)' % record['probe_error']
+    return text
+
+
+# ---- the bus bandwidth expected across nodes -----------------------------------------------------------------------
+
+def crossnode_busbw_expected(line_rate, npus_per_node, pct=80, intra=None, intra_floor=None):
+    """The bus bandwidth (GB/s, as hccl_test's busbw of every rank) expected of a cross-node AllReduce and its gate.
+
+    Returns ``{expected_gb_s, gate_gb_s, pct, rails_gb_s, intra_gb_s, intra_from, basis}``: the NPUs per node, one RoCE
+    port each, times the line rate of a port, capped by the intra-node bus bandwidth (the lowest of ``intra``, stage 3's
+    peaks; without them ``intra_floor``)."""
+    name = 'crossnode_busbw_expected'
+    rate = _number(name, 'the line rate of a port', line_rate)
+    if rate <= 0:
+        raise AnsibleFilterError('%s: the line rate of a port must be above 0 GB/s, got %s' % (name, short_repr(line_rate)))
+    ports = _whole(name, 'npus_per_node', npus_per_node, 1)
+    share = _number(name, 'pct', pct)
+    if not 0 < share <= 100:
+        raise AnsibleFilterError('%s: pct must be above 0 and at most 100, got %s' % (name, short_repr(pct)))
+    peaks = [v for v in (intra or []) if _is_number(v) and v > 0] if isinstance(intra, (list, tuple)) else (
+        [intra] if _is_number(intra) and intra > 0 else [])
+    rails = rate * ports
+    out = {'pct': share, 'rails_gb_s': round(rails, 3), 'intra_gb_s': None, 'intra_from': None}
+    if peaks:
+        out['intra_gb_s'], out['intra_from'] = round(min(peaks), 3), 'stage 3'
+    elif _is_number(intra_floor) and intra_floor > 0:
+        out['intra_gb_s'], out['intra_from'] = round(intra_floor, 3), 'the stage 3 gate'
+    expected = min(rails, out['intra_gb_s']) if out['intra_gb_s'] else rails
+    out['expected_gb_s'] = round(expected, 3)
+    out['gate_gb_s'] = round(expected * share / 100.0, 3)
+    basis = '%d ports x %s GB/s = %s GB/s' % (ports, _fmt(rate), _fmt(rails))
+    if out['intra_from'] == 'stage 3':
+        basis += ', capped by the intra-node busbw stage 3 measured (%s GB/s on the slowest node)' % _fmt(out['intra_gb_s'])
+    elif out['intra_from']:
+        basis += ', capped by the lowest intra-node busbw stage 3 accepts (%s GB/s; stage 3 did not run in this play)' % _fmt(
+            out['intra_gb_s'])
+    out['basis'] = 'expected %s GB/s: %s' % (_fmt(expected), basis)
+    return out
+
+
 class FilterModule:
     """npuops.ascend performance filters."""
 
@@ -225,6 +551,11 @@ class FilterModule:
         return {
             'step_stats': step_stats,
             'baseline_measure': baseline_measure,
+            'benchmark_launch': benchmark_launch,
+            'launch_check': launch_check,
+            'launch_text': launch_text,
+            'npu_peak_tflops': npu_peak_tflops,
+            'crossnode_busbw_expected': crossnode_busbw_expected,
             'cv_percent': cv_percent,
             'mfu': mfu,
             'busbw': busbw,

@@ -44,7 +44,13 @@ def test_gate_passes_on_a_clean_pod(pod):
         assert [f for f in data["findings"] if f["severity"] == "fail"] == []
     with open(os.path.join(report, "io_check.md")) as handle:
         text = handle.read()
-    assert "num_workers=12" in text and "pin_memory=True" in text
+    # per rank from the NUMA node it is bound to: 24 CPUs / 2 ranks - 2 for the rank's own threads, capped at the
+    # method's 8 (half the host's CPUs per NPU, 12, overran the node)
+    assert "`num_workers=8` per rank" in text and "num_workers=12" not in text and "pin_memory=True" in text
+    assert ("NUMA node 6 (24 CPUs, 144-167) serves NPUs 0, 1: 24 CPUs / 2 ranks = 12 per rank, 2 of them for the rank's "
+            "main thread and its task-queue thread, so num_workers=8 (the method: 4-8 per rank)") in text
+    with open(os.path.join(report, "node01.json")) as handle:
+        assert json.load(handle)["dataloader"]["workers"] == 8
 
 
 def test_iowait_fault_stops_the_gate_naming_node_and_value(pod):

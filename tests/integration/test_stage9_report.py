@@ -1,10 +1,11 @@
 """Stage 9 (regression) and the run's report on the simulated PoD.
 
 The simulator's step time drops when the CPU governor is performance (5 %) and when the NPU ports are
-lossless (cross-node AllReduce at 22.5 instead of 3 GB/s): tuning both between stage 1 and stage 9
-shows as an improvement. Setting the governor back to ondemand after a tuned stage 1 makes the step
-time about 5 % longer: stage 9 fails and names the node and the metric. The HTML report is rendered
-in headless Chromium.
+lossless (the cross-node part of the step at 22.5 instead of 3 GB/s per port): tuning both between stage 1
+and stage 9 shows as an improvement. Setting the governor back to ondemand after a tuned stage 1 makes the
+step time about 5 % longer: stage 9 fails and names the node and the metric. Stage 9 launches the benchmark
+as stage 1 did (same command, user, no launcher) and refuses to compare a run launched otherwise. The HTML
+report is rendered in headless Chromium.
 """
 
 import glob
@@ -68,6 +69,15 @@ def test_tuning_shows_as_an_improvement(pod, tuned_run):
     assert "| step time (ms) | %s | %s |" % (step["before"], step["after"]) in table, table
     assert report["baseline"]["run"] == os.path.basename(run_dir)
     assert "node01: improved" in out
+    # like with like: both stages ran the same command as the same user without a launcher, and the report says so
+    before, after = report["launch"]["before"], report["launch"]["after"]
+    for key in ("command", "launcher", "user", "cpus_allowed", "mems_allowed", "host"):
+        assert before[key] == after[key], key
+    assert (after["user"], after["launcher"], after["command"]) == ("root", [], "/usr/local/sbin/npu-sim train --steps 50")
+    assert report["launch"]["check"]["same"] is True and report["launch"]["check"]["findings"] == []
+    assert after["env_file"] is None and after["environment"] == ["HCCL_RDMA_SL", "HCCL_RDMA_TC"]  # stage 5 did not run
+    assert "- Stage 1 launched: `/usr/local/sbin/npu-sim train --steps 50` on node01 as root (uid 0), without a launcher" in table
+    assert [r["steps"] for r in report["after"]["runs"]] == [40, 40, 40]
     print("stage 9 on the simulated PoD: step time %s -> %s ms (%s %%), tokens/s %s -> %s, MFU %s -> %s %%" % (
         step["before"], step["after"], step["change_pct"], metrics["tokens_per_s"]["before"],
         metrics["tokens_per_s"]["after"], metrics["mfu_pct"]["before"], metrics["mfu_pct"]["after"]))
@@ -93,8 +103,8 @@ def test_report_files_of_the_run(tuned_run):
 def test_a_slower_run_after_tuning_fails_stage9_naming_node_and_metric(pod, tuned_run):
     # stage 1 on the tuned PoD, then the governor back to ondemand: about 5 % slower
     try:
-        # like with like: stage 1 runs the command without the stage 6 launcher
-        rc, out = pod.playbook(PLAYBOOK, {"stage9_governor": "ondemand", "regression_launcher": ""},
+        # like with like by default: stage 9 launches the command as stage 1 did
+        rc, out = pod.playbook(PLAYBOOK, {"stage9_governor": "ondemand"},
                                ["--skip-tags", "stage0,stage2,stage3"])
     finally:
         for node in NODES:
@@ -117,7 +127,7 @@ def test_check_mode_does_not_run_the_benchmark(pod, tuned_run):
     calls = [pod.node(node, "npu-sim", "calls", "--count").strip() for node in NODES]
     rc, out = pod.playbook(PLAYBOOK, None, ["--tags", "stage9", "--check"])
     assert rc == 0, out
-    assert "Check mode: the benchmark (/usr/local/sbin/npu-sim train --steps 12) is not run" in out
+    assert "Check mode: the benchmark (/usr/local/sbin/npu-sim train --steps 50) is not run" in out
     assert re.search(r"node01\s*: ok=\d+\s+changed=0", out) and re.search(r"node02\s*: ok=\d+\s+changed=0", out), out
     assert pod.snapshot() == before
     assert [pod.node(node, "npu-sim", "calls", "--count").strip() for node in NODES] == calls
@@ -129,15 +139,36 @@ def test_check_mode_does_not_run_the_benchmark(pod, tuned_run):
     assert "Not run." in markdown  # stages 0-3 did not run in this run
 
 
-@pytest.mark.parametrize("launcher, command", [
-    ("/usr/bin/env", "/usr/bin/env /usr/local/sbin/npu-sim train --steps 12"),  # a launcher that exists on the node
-    ("/nonexistent/npu-bind", "/usr/local/sbin/npu-sim train --steps 12"),
-])
-def test_the_launcher_wraps_the_command_when_it_exists_on_the_node(pod, tuned_run, launcher, command):
-    rc, out = pod.playbook(PLAYBOOK, {"regression_launcher": launcher, "regression_launcher_args": []},
-                           ["--tags", "stage9", "--check"])
+def test_a_launch_other_than_stage_1s_is_not_compared(pod, tuned_run):
+    # stage 1 ran the benchmark without a launcher; stage 9 through one (here /usr/bin/env, which exists on the node)
+    rc, out = pod.playbook(PLAYBOOK, {"regression_launcher": "/usr/bin/env"}, ["--tags", "stage9"])
+    assert rc != 0, out
+    assert re.search(r"Stage 9 \(regression\) gate failed on 1 node\(s\) \(node01\): node01: stage 9 was not launched as "
+                     r"stage 1 of run \S+ was \(launcher none -> /usr/bin/env\), so its measurement is not compared with "
+                     r"the baseline", out), out
+    run_dir = newest_run_with(pod, "stage9-regression/regression.json")
+    report = load(os.path.join(run_dir, "stage9-regression", "regression.json"))
+    assert report["comparison"]["compared"] is False and report["comparison"]["metrics"] == []
+    assert report["launch"]["after"]["launcher"] == ["/usr/bin/env"] and report["launch"]["before"]["launcher"] == []
+    # the gate stopped the run before the run's report; the stage report says how each stage launched
+    with open(os.path.join(run_dir, "stage9-regression", "regression.md"), encoding="utf-8") as handle:
+        table = handle.read()
+    assert "Not compared: stage 9 was not launched as stage 1 was (launcher none -> /usr/bin/env)" in table
+    assert "- Stage 9 launched: `/usr/local/sbin/npu-sim train --steps 50` on node01 as root (uid 0), through " \
+           "`/usr/bin/env`" in table
+
+
+def test_a_launch_difference_named_as_the_change_is_compared_with_a_warning(pod, tuned_run):
+    rc, out = pod.playbook(PLAYBOOK, {"regression_launcher": "/usr/bin/env",
+                                      "regression_launch_change": "env(1) in front of the job"}, ["--tags", "stage9"])
     assert rc == 0, out
-    assert "Check mode: the benchmark (%s) is not run" % command in out, out
+    run_dir = newest_run_with(pod, "stage9-regression/regression.json")
+    report = load(os.path.join(run_dir, "stage9-regression", "regression.json"))
+    assert report["comparison"]["compared"] is True
+    warnings = [f["msg"] for f in report["comparison"]["findings"] if f["check"] == "launch"]
+    assert warnings == ["node01: stage 9 was not launched as stage 1 of run %s was (launcher none -> /usr/bin/env); "
+                        "compared anyway because regression_launch_change names it as the change under test: env(1) in "
+                        "front of the job" % report["baseline"]["run"]]
 
 
 # ---- the HTML page in a browser -------------------------------------------------------------------

@@ -92,8 +92,28 @@ def test_allreduce_command(nodes):
     _tune(two)
     fast = float(one.sub("npu-sim", "allreduce", "-b", "1M", "-e", "1G", env=TUNED_ENV)[1].splitlines()[-1].split("|")[2])
     assert fast > 5 * slow
-    # busbw derived as tools do: alg * 2(n-1)/n with n = 16 ranks
-    assert 20 < fast * 2 * 15 / 16 < 23
+    # busbw derived as tools do: alg * 2(n-1)/n with n = 16 ranks: every port of a node (8 x 22.5 GB/s) capped by the
+    # intra-node HCCS figure (137.2), less the latency of the 1 GiB message; lossy RoCE: a few GB/s for the job
+    assert 130 < fast * 2 * 15 / 16 < 137.2
+    assert slow * 2 * 15 / 16 < 3.0
+
+
+def test_crossnode_busbw_is_every_port_of_a_node_capped_by_hccs(nodes):
+    one, two = nodes("node01", 1), nodes("node02", 2)
+    states = [one.data, two.data]
+    assert perf.crossnode_busbw(states, TUNED_ENV, 8) == perf.ROCE_LOSSY_GBPS   # lossy: a few GB/s for the whole job
+    _tune(one)
+    _tune(two)
+    states = [one.reload(), two.reload()]
+    assert perf.crossnode_busbw(states, TUNED_ENV, 8) == pytest.approx(min(137.2, 8 * 22.5)) == pytest.approx(137.2)
+    assert perf.crossnode_busbw(states, TUNED_ENV, 4) == pytest.approx(min(3 * 28 * 0.7, 4 * 22.5)) == pytest.approx(58.8)
+    assert two.sub("npu-sim", "fault", "set", "slow-node")[0] == 0
+    slowed = [one.reload(), two.reload()]
+    assert perf.crossnode_busbw(slowed, TUNED_ENV, 8) == pytest.approx(8 * 22.5 * 0.25) == pytest.approx(45.0)
+    # the stage 4 gate: 80 % of every port of a node (8 x 25 GB/s) capped by the intra-node busbw (docs/stages)
+    gate = 0.8 * min(8 * 25.0, perf.intra_busbw(states))
+    assert perf.allreduce_busbw(states, 2, 8, TUNED_ENV) >= gate > perf.allreduce_busbw(slowed, 2, 8, TUNED_ENV)
+    assert perf.allreduce_busbw(states, 2, 8, {}) < gate   # HCCL_RDMA_SL/TC unset: lossy
 
 
 def test_train_is_deterministic_for_state_and_seed(nodes):

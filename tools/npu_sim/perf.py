@@ -4,14 +4,18 @@ busbw (GB/s):
 - intra-node AllReduce over HCCS: 7 links x 28 GB/s x 0.7 efficiency = 137.2 (model figure: 70 % of the
   HCCS theory), (p - 1) links with p NPUs per node; halved while an NPU of a node in the run holds a
   process (another job shares the device);
-- cross-node RoCE: 25 GB/s x 0.9 = 22.5 only when, on every port of every node of the run,
+- cross-node RoCE, per port (rail): 25 GB/s x 0.9 = 22.5 only when, on every port of every node of the run,
   PFC is enabled on the priority named by HCCL_RDMA_SL, HCCL_RDMA_TC = 4 x DSCP with that DSCP
   mapped to the lossless TC (settings.lossless_tc, 3), and the MTU is jumbo (>= settings.jumbo_mtu)
   and equal everywhere, and the leaf switch port agrees (no ``switch-frame`` below MTU + 18, no
   ``switch-pfc-priority`` other than HCCL_RDMA_SL); otherwise 3.0 (lossy RoCE with retransmissions); multiplied, in a run over more than
   one node, by the factor of a ``slow-port`` or ``slow-node`` fault on a node of the run (the smallest
   one when several: a ring runs at the speed of its slowest link).
-Training step time = compute + gradient AllReduce time, +8 % without NUMA binding
+- cross-node AllReduce of a job (what hccl_test reports as busbw for every rank): lossless, every NPU
+  of a node sends over its own port, so a node carries p ports x 22.5 (x the slow factor), capped by
+  the intra-node HCCS figure (the ranks cannot go faster across nodes than inside one); lossy, the
+  retransmissions stall the whole job at 3.0 (x the slow factor) - "a few GB/s", as the method puts it.
+Training step time = compute + gradient AllReduce time (its cross-node part over one rank's port), +8 % without NUMA binding
 (NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
 under the ``noise`` fault), seeded by --seed or, without it, different on every run.
 """
@@ -119,6 +123,16 @@ def inter_busbw(states, env=None, npus_per_node=None):
     return roce * slow_factor(states, npus_per_node)
 
 
+def crossnode_busbw(states, env=None, npus_per_node=8):
+    """busbw of a cross-node AllReduce: lossless, p ports x 22.5 x the slow factor capped by the HCCS figure of
+    p NPUs; lossy, 3.0 x the slow factor for the whole job."""
+    ports = max(1, int(npus_per_node))
+    factor = slow_factor(states, ports)
+    if roce_check(states, env):
+        return ROCE_LOSSY_GBPS * factor
+    return min(intra_busbw(states, ports), ports * ROCE_LINE_GBPS * ROCE_EFFICIENCY * factor)
+
+
 def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
     env = os.environ if env is None else env
     nodes = max(1, len(states))
@@ -175,8 +189,8 @@ def train_lines(states, local, steps=20, seed=None, env=None, log_interval=1, gl
         # or faster, so the runs' mean step times differ, not only their steps
         base *= 1.0 + run_shift
     world = 8 * max(1, len(states))
-    # Work per step of the modelled job, sized so that the tuned single-node step is ~40 % MFU
-    # of a 910B3 (313 TFLOP/s fp16 peak); only ratios matter.
+    # Work per step of the modelled job, sized as 40 % of 313 TFLOP/s per NPU (the 910B3's total,
+    # Cube and Vector, figure; its dense Cube peak, which MFU divides by, is 294.912); only ratios matter.
     work = tflops_per_step if tflops_per_step is not None else 0.40 * 313.0 * world * 0.9
     clock = time.time() if start is None else float(start)
     lines = []
@@ -212,10 +226,8 @@ def _size(text):
 
 
 def allreduce_busbw(states, nodes, npus_per_node=8, env=None):
-    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, min(HCCS, RoCE x slow factor)
-    across nodes."""
-    intra = intra_busbw(states, npus_per_node)
-    return intra if nodes <= 1 else min(intra, inter_busbw(states, env, npus_per_node))
+    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, crossnode_busbw across nodes."""
+    return intra_busbw(states, npus_per_node) if nodes <= 1 else crossnode_busbw(states, env, npus_per_node)
 
 
 def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None, npus_per_node=8,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -28,7 +29,9 @@ def _expected(name):
 # --- train_log_parse ------------------------------------------------------------------------------
 
 def test_filter_tables():
-    assert sorted(perf.FilterModule().filters()) == ['baseline_measure', 'busbw', 'cv_percent', 'mfu', 'step_stats']
+    assert sorted(perf.FilterModule().filters()) == ['baseline_measure', 'benchmark_launch', 'busbw', 'crossnode_busbw_expected',
+                                                     'cv_percent', 'launch_check', 'launch_text', 'mfu', 'npu_peak_tflops',
+                                                     'step_stats']
     assert 'train_log_parse' in parsers.FilterModule().filters()
 
 
@@ -247,3 +250,118 @@ def test_busbw_reuses_the_hccl_bench_factor():
 def test_busbw_refuses(args, message):
     with pytest.raises(AnsibleFilterError, match=message):
         perf.busbw(*args)
+
+
+# --- regression_compare with the launches of stage 1 and stage 9 ---------------------------------------------------
+
+def _launches():
+    from ansible_collections.npuops.ascend.plugins.filter import run_report  # pylint: disable=import-outside-toplevel
+    probe = {'results': [{'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)'},
+                         {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7'}]}
+    config = {'host': 'node01', 'command': 'bash pretrain.sh', 'launcher': '', 'launcher_args': [], 'run_user': ''}
+    before = perf.benchmark_launch(config, probe)
+    bound = perf.benchmark_launch(dict(config, launcher='/usr/local/bin/npu-bind', launcher_args=['0', '--']), probe)
+    return run_report, before, bound
+
+
+MEASURED = {'measured': True, 'mean_ms': 1900.0, 'tokens_per_s': 105000.0, 'tflops_per_npu': 52.0, 'mfu_pct': 17.6,
+            'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1900.0}]}
+BASELINE = {'measured': True, 'mean_ms': 2000.0, 'tokens_per_s': 100000.0, 'tflops_per_npu': 50.0, 'mfu_pct': 16.9,
+            'spread_pct': 0.2, 'runs': []}
+
+
+def test_regression_compare_refuses_a_different_launch():
+    run_report, before, bound = _launches()
+    check = perf.launch_check(bound, before, baseline_run='R1')
+    out = run_report.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is False and out['verdict'] == 'not run' and out['metrics'] == []
+    assert out['reason'] == ('stage 9 was not launched as stage 1 was (launcher none -> /usr/local/bin/npu-bind 0 --): '
+                             'the two measurements are not comparable')
+    assert [(f['severity'], f['check']) for f in out['findings']] == [('fail', 'launch')]
+    assert out['launch'] is check
+
+
+def test_regression_compare_with_the_same_launch_compares():
+    run_report, before, _bound = _launches()
+    check = perf.launch_check(before, before)
+    out = run_report.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is True and out['verdict'] == 'improved' and out['findings'] == []
+
+
+def test_regression_compare_keeps_the_warning_of_a_declared_launch_change():
+    run_report, before, bound = _launches()
+    check = perf.launch_check(bound, before, change='per-rank binding of stage 6')
+    out = run_report.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is True and out['verdict'] == 'improved'
+    assert [(f['severity'], f['check']) for f in out['findings']] == [('warn', 'launch')]
+
+
+# --- the cross-node bus bandwidth the stage 4 gate expects -----------------------------------------------------------
+
+def test_crossnode_expectation_is_every_port_of_a_node_capped_by_the_intra_node_busbw():
+    # 8 NPUs, one 200GE port (25 GB/s) each: 200 GB/s leave a node; the ranks cannot go faster than inside a node
+    out = perf.crossnode_busbw_expected(25.0, 8, 80, intra=[137.1, 140.2])
+    assert (out['rails_gb_s'], out['intra_gb_s'], out['expected_gb_s'], out['gate_gb_s']) == (200.0, 137.1, 137.1, 109.68)
+    assert out['basis'] == ('expected 137.1 GB/s: 8 ports x 25 GB/s = 200 GB/s, capped by the intra-node busbw stage 3 '
+                            'measured (137.1 GB/s on the slowest node)')
+    # without stage 3 in the play: the lowest intra-node figure stage 3 accepts (60 % of 196 GB/s)
+    floor = perf.crossnode_busbw_expected(25.0, 8, 80, intra=[], intra_floor=117.6)
+    assert (floor['expected_gb_s'], floor['gate_gb_s'], floor['intra_from']) == (117.6, 94.08, 'the stage 3 gate')
+    # fewer NPUs per node, fewer ports: the ports are the limit
+    two = perf.crossnode_busbw_expected(25.0, 2, 80, intra=[137.1])
+    assert (two['expected_gb_s'], two['gate_gb_s']) == (50.0, 40.0)
+    # the gate of one 25 GB/s port (20 GB/s) passed a fabric carrying an eighth of what a node can send
+    assert perf.crossnode_busbw_expected(25.0, 8, 80)['gate_gb_s'] == 160.0 > 25.0 * 0.8
+
+
+@pytest.mark.parametrize('args, message', [
+    ((0, 8), 'the line rate of a port must be above 0 GB/s, got 0'),
+    ((25.0, 0), 'npus_per_node must be an integer of at least 1, got 0'),
+    ((25.0, 8, 120), 'pct must be above 0 and at most 100, got 120'),
+])
+def test_crossnode_expectation_refuses(args, message):
+    with pytest.raises(AnsibleFilterError, match=re.escape('crossnode_busbw_expected: ' + message)):
+        perf.crossnode_busbw_expected(*args)
+
+
+def test_the_run_report_says_how_each_stage_launched_the_benchmark():
+    run_report, before, bound = _launches()
+    check = perf.launch_check(bound, before)
+    comparison = run_report.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    sources = {'stage9-regression/regression.json': {
+        'host': 'node01', 'command': '/usr/local/bin/npu-bind 0 -- bash pretrain.sh', 'baseline': {'run': 'R1'},
+        'comparison': comparison, 'launch': {'before': before, 'after': bound, 'check': check}}}
+    model = run_report.run_report(sources, 'R2')
+    assert model['regression']['launch'] == {
+        'before': '`bash pretrain.sh` on node01 as root (uid 0), without a launcher (no binding of its own), allowed CPUs '
+                  '0-191 and memory nodes 0-7',
+        'after': '`bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`, allowed CPUs 0-191 '
+                 'and memory nodes 0-7',
+        'same': False}
+    markdown = run_report.run_report_markdown(model)
+    section = markdown.split('## Before / after (stage 9)', 1)[1].split('## Versions', 1)[0]
+    assert 'Not compared: stage 9 was not launched as stage 1 was (launcher none -&gt; /usr/local/bin/npu-bind 0 --)' in section
+    assert '- Stage 1 launched: `bash pretrain.sh` on node01 as root (uid 0), without a launcher' in section
+    assert '- Stage 9 launched: `bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`' in section
+    page = run_report.run_report_html(model)
+    part = page.split('id="regression"', 1)[1].split('id="versions"', 1)[0]
+    assert '<ul class="launch"><li>Stage 1 launched: `bash pretrain.sh` on node01 as root (uid 0), without a launcher' in part
+    assert 'Stage 9 launched: `bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`' in part
+    # an older regression.json without launches: the section says so
+    old = run_report.run_report({'stage9-regression/regression.json': {'host': 'node01', 'comparison': comparison}}, 'R3')
+    assert old['regression']['launch'] == {'before': 'not recorded', 'after': 'not recorded', 'same': None}
+
+
+def test_the_crossnode_finding_says_what_was_expected_and_why():
+    from ansible_collections.npuops.ascend.plugins.filter.roce_port_findings import crossnode_findings  # pylint: disable=import-outside-toplevel
+    expected = perf.crossnode_busbw_expected(25.0, 8, 80, intra=[137.1])
+    bench = [{'host': 'node01', 'device': None, 'check': 'busbw', 'value': 45.0, 'expected': '>= 109.68 GB/s',
+              'severity': 'fail', 'msg': 'node01: AllReduce bus bandwidth 45.0 GB/s is below 109.68 GB/s (80.0 % of 137.1 GB/s)'}]
+    out = crossnode_findings(bench, None, None, expected=expected)
+    assert out[0]['msg'] == ('node01: AllReduce bus bandwidth 45.0 GB/s is below 109.68 GB/s (80.0 % of 137.1 GB/s); '
+                             'expected 137.1 GB/s: 8 ports x 25 GB/s = 200 GB/s, capped by the intra-node busbw stage 3 '
+                             'measured (137.1 GB/s on the slowest node)')
+    # other findings (the benchmark did not run, busy NPUs) are left as they are
+    other = [dict(bench[0], check='busy', msg='node01: pid 7 (python) holds the NPU during the benchmark')]
+    assert crossnode_findings(other, None, None, expected=expected) == other
+    assert crossnode_findings(bench, None, None) == bench
