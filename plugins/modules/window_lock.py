@@ -84,21 +84,26 @@ seealso:
 """
 
 EXAMPLES = r"""
+# The collection's playbooks name the run with validate_inventory_run_id (the validate_inventory role sets it).
 - name: Take the lock of the PoD before anything reads or changes a node
   npuops.ascend.window_lock:
     dir: "{{ npuops_report_dir | default(lookup('ansible.builtin.env', 'PWD') ~ '/npuops-reports') }}"
     pod: "{{ npuops_pod_group | default('ascend_pod') }}"
-    run: "{{ hostvars['localhost'].validate_inventory_run_id }}"
+    run: "{{ window_run_id }}"
     playbook: roce_lossless.yml
   run_once: true
+  vars:
+    window_run_id: 20261205T101500Z
 
 - name: Release it at the end
   npuops.ascend.window_lock:
     dir: "{{ npuops_report_dir | default(lookup('ansible.builtin.env', 'PWD') ~ '/npuops-reports') }}"
     pod: "{{ npuops_pod_group | default('ascend_pod') }}"
-    run: "{{ hostvars['localhost'].validate_inventory_run_id }}"
+    run: "{{ window_run_id }}"
     state: absent
   run_once: true
+  vars:
+    window_run_id: 20261205T101500Z
 """
 
 RETURN = r"""
