@@ -136,6 +136,13 @@ def test_a_bad_option_of_stages_5_to_7_outside_the_tags_is_refused_before_the_fi
     _said(out, text, "Validation of arguments failed")
 
 
+def test_a_bad_run_user_of_stage_9_is_refused_before_the_first_change(pod):
+    # a string option, so its type passes: the launch of stage 9 is checked in the settings play when stage 9 runs
+    _rc, out = _run(pod, SITE, {"regression_run_user": "root;id"}, ["--tags", "stage4,stage9"])
+    _said(out, "benchmark_launch: run_user 'root;id' is not a user name",
+          "Check how stage 9 would launch the benchmark (regression_run_user")
+
+
 def test_the_settings_of_a_stage_outside_the_tags_are_not_read(pod):
     # a mode of the right type that stage 5 would refuse (group/other write) does not stop a run without stage 5, and
     # the settings play reads nothing for stage 5 there
