@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -163,6 +164,39 @@ def test_two_windows_started_together_one_holds_the_lock_and_the_other_is_refuse
 
 
 # ---- a node lost during the window ---------------------------------------------------------------------------------
+
+def _proc_start(pid):
+    with open("/proc/%d/stat" % pid, encoding="utf-8") as handle:
+        data = handle.read()
+    return data[data.rfind(")") + 2:].split()[19]
+
+
+def test_stage_4_of_site_yml_takes_the_lock_of_the_pod(pod):
+    # a window of this PoD that runs (here: this test process holds its lock) stops stage 4 of site.yml before it reads
+    # or changes a port; once it is gone, stage 4 runs, takes the lock and releases it at its end
+    lock = os.path.join(pod.reports, ".npuops-window-ascend_pod.lock")
+    holder = {"format": "npuops.ascend window lock", "version": 1, "pod": "ascend_pod", "run": "20261205T000000Z",
+              "playbook": "roce_lossless.yml", "pid": os.getpid(), "pid_start": _proc_start(os.getpid()),
+              "host": socket.gethostname(), "user": "root", "started": "2026-12-05T00:00:00Z"}
+    with open(lock, "w", encoding="utf-8") as handle:
+        json.dump(holder, handle)
+    try:
+        before = pod.snapshot()
+        calls_before = [len(_set_calls(pod, node)) for node in NODES]
+        rc, out = pod.playbook("site.yml", QUICK, ["--tags", "stage4"])
+        assert rc == 2, out[-3000:]
+        assert ("another change window (run 20261205T000000Z, roce_lossless.yml, pid %d, started 2026-12-05T00:00:00Z) "
+                "holds the lock %s for PoD ascend_pod" % (os.getpid(), lock)) in out, out[-3000:]
+        assert "Read the NPU ports and the NPU processes before the change" not in out
+        assert pod.snapshot() == before
+        assert [len(_set_calls(pod, node)) for node in NODES] == calls_before
+    finally:
+        os.unlink(lock)
+    rc, out = pod.playbook("site.yml", QUICK, ["--tags", "stage4"])
+    assert rc == 0, out[-3000:]
+    assert "Take the lock of the PoD's NPU ports for stage 4" in out and _locks(pod) == []
+    _roll_back(pod)
+
 
 def test_a_node_lost_during_its_own_set_is_reported_as_may_be_changed_with_its_restore_point(pod):
     thread, killed = _kill_after_sets(pod, "node02", "node02", 1)
