@@ -161,7 +161,7 @@ class Cpupower:
     def read(self, cpus):
         """{cpu: governor or None} for the CPUs cpupower reports (None: offline or no driver); warnings."""
         argv = self.info_argv(cpus)
-        rc, out, err = self.runner.run(argv)
+        rc, out, err = self.runner.run(argv, read=True)
         if rc != 0:
             raise failed_call(argv, rc, out, err, subject=where(self.host),
                               hint='Check that a cpufreq driver is loaded, or use method=sysfs.')

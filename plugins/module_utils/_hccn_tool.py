@@ -259,22 +259,36 @@ class HccnTool:
         with self._guard:
             return self._locks.setdefault(str(device), threading.Lock())
 
-    def call(self, argv):
-        """Run one argv of this tool under its device's lock, retrying once on busy; return a Reply."""
+    def call(self, argv, read=False):
+        """Run one argv of this tool under its device's lock, retrying once on busy; return a Reply.
+
+        A busy answer means the tool did not run the command, so asking again is safe for a set too.
+        ``read`` (a GET, a ping): every GET of hccn_tool prints its value or an error, so a GET that
+        exited 0 without printing anything lost its answer (run_command's select step, or a tool
+        that did not answer under load) and is asked once more here - the only retry of a GET of
+        this tool (the runner is not asked to retry). A set is never sent twice otherwise: its
+        effect is read back by the caller.
+        """
         device = device_of(argv)
         with self._lock(device):
             try:
-                reply = Reply(argv, *self.runner.run(argv))
-                if reply.meaning == BUSY:
-                    time.sleep(BUSY_RETRY_DELAY)
-                    reply = Reply(argv, *self.runner.run(argv))
+                reply = self._ask(argv)
+                if read and reply.rc == 0 and not reply.stdout.strip() and not reply.stderr.strip():
+                    reply = self._ask(argv)
             except ModuleFailure as exc:
                 exc.at(self.host, device)
                 raise
         return reply
 
+    def _ask(self, argv):
+        reply = Reply(argv, *self.runner.run(argv))
+        if reply.meaning == BUSY:
+            time.sleep(BUSY_RETRY_DELAY)
+            reply = Reply(argv, *self.runner.run(argv))
+        return reply
+
     def get(self, device, query, *words):
-        return self.call(get_argv(self.path, device, query, *words))
+        return self.call(get_argv(self.path, device, query, *words), read=True)
 
     def set(self, device, query, *words):
         return self.call(set_argv(self.path, device, query, *words))
@@ -282,10 +296,8 @@ class HccnTool:
     def read(self, device, query):
         """GET ``query`` of ``device`` and parse it; a Reading whatever the answer."""
         reply = self.get(device, query)
-        if reply.ok and not reply.stdout.strip() and not reply.stderr.strip():
-            # every GET prints its value or an error: silence is an answer that got lost, ask once more
-            reply = self.get(device, query)
-            reply.silent = reply.rc == 0 and not reply.stdout.strip() and not reply.stderr.strip()
+        # every GET prints its value or an error: silence, also when asked again (call), is not an answer
+        reply.silent = reply.rc == 0 and not reply.stdout.strip() and not reply.stderr.strip()
         if not reply.ok:
             return Reading(query, reply)
         parsed, unparsed = parse_output(parsers.PARSERS[query], reply.argv, reply.stdout)

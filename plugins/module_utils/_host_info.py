@@ -79,7 +79,7 @@ class HostReader:
         tool = find_tool(self.module, 'lspci', self.params['lspci_path'], extra_dirs=LSPCI_DIRS,
                          missing_hint='it comes with the pciutils package')
         argv = [tool, '-D', '-n', '-d', vendor + ':']
-        rc, out, err = runner.run(argv)
+        rc, out, err = runner.run(argv, read=True)
         if rc != 0:
             raise failed_call(argv, rc, out, err, subject=host_name(), hint='Run lspci on the host to see the error.')
         data, unparsed = parse_output(host_parsers.PARSERS['lspci'], argv, out)

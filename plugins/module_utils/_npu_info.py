@@ -63,7 +63,7 @@ def gather(npu_smi, subsets, requested_devices, workers, health_view='all', tabl
     # 1. the summary table and the node-wide views, together
     node_views = [name for name in sorted(NODE_VIEWS) if name in subsets]
     argvs = ([] if table is not None else [npu_smi.info_argv()]) + [npu_smi.node_view_argv(name) for name in node_views]
-    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True) if argvs else []
+    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True, read=True) if argvs else []
     if table is None:
         table = npu_smi.parse('info', argvs[0], npu_smi.check(argvs[0], results[0]))
         argvs, results = argvs[1:], results[1:]
@@ -84,7 +84,7 @@ def gather(npu_smi, subsets, requested_devices, workers, health_view='all', tabl
             and not (name == 'health' and health_view == 'unhealthy' and rows.get(dev)
                      and all(row.get('health') == 'OK' for row in rows[dev]))]
     argvs = [npu_smi.view_argv(name, dev) for dev, name in plan]
-    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True)
+    results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True, read=True)
     per_device = {}
     for (dev, name), argv, result in zip(plan, argvs, results):
         per_device.setdefault(dev, {})[name] = npu_smi.parse(DEVICE_VIEWS[name][1], argv, npu_smi.check(argv, result, dev))

@@ -161,7 +161,7 @@ class NpuSmi:
 
     def run(self, argv, device=None, then=''):
         try:
-            result = self.runner.run(argv)
+            result = self.runner.run(argv, read=True)  # npu-smi is only ever asked to show
         except ModuleFailure as exc:
             exc.at(self.host, device)
             raise

@@ -78,7 +78,7 @@ def gather(module, params, warnings, topo=None):
             argvs.append(npu_smi.node_view_argv('topo'))
         except ModuleFailure as exc:
             errors.append({'what': 'topo', 'cmd': None, 'rc': None, 'msg': exc.msg})
-    results = runner.run_many(argvs, workers=len(argvs), return_exceptions=True)
+    results = runner.run_many(argvs, workers=len(argvs), return_exceptions=True, read=True)
     parsed = []
     for tool, argv, result in zip((numactl, lscpu), argvs, results):
         if isinstance(result, ModuleFailure):

@@ -43,8 +43,10 @@ TIMEOUT_RCS = (124, 137)
 # AnsibleModule.run_command waits for output with select() in steps of 1 s and stops when a step
 # ends without output and the process has exited: a command that was silent for a second and
 # then wrote its answer and exited at that moment comes back with rc 0 and nothing read. Seen
-# under load (16 nodes on 2 cores: a jumbo ping and a net_health read answered "nothing"). Such a
-# call (rc 0, no output at all, at least this long) is run once more.
+# under load (16 nodes on 2 cores: a jumbo ping and a net_health read answered "nothing"). A
+# command that only reads (``run(..., read=True)``: a GET of a vendor tool, a listing) and came
+# back so (rc 0, no output at all, at least this long) is run once more; a command that sets or
+# writes something is never run twice (its effect is verified by a read instead).
 SILENT_RETRY_AFTER = 0.9
 
 
@@ -228,18 +230,20 @@ class Runner:
             return [self._timeout_bin, '-k', str(KILL_AFTER), str(self.timeout)] + list(argv)
         return list(argv)
 
-    def run(self, argv, env=None):
+    def run(self, argv, env=None, read=False):
         """Run one command, return ``(rc, stdout, stderr)``.
 
         ``env`` adds variables to the command's environment (the C locale always wins). A
         non-zero rc is returned, not raised: the caller (the tool's adapter) decides what it
         means. Raises :class:`ToolError` when the command cannot be started or runs out of time.
+        ``read`` says the command only reads: only then is an answer lost to run_command's
+        select() step (see SILENT_RETRY_AFTER) asked for once more; anything else runs once.
         """
         argv = [str(arg) for arg in argv]
         environ = dict((str(k), str(v)) for k, v in (env or {}).items())
         environ.update(C_LOCALE)
         rc, out, err, took = self._run_once(argv, environ)
-        if rc == 0 and not out and not err and took >= SILENT_RETRY_AFTER:
+        if read and rc == 0 and not out and not err and took >= SILENT_RETRY_AFTER:
             # maybe an answer run_command did not read (see SILENT_RETRY_AFTER): ask again, once
             rc, out, err, took = self._run_once(argv, environ)
         if self._timeout_bin and rc in TIMEOUT_RCS:
@@ -260,13 +264,14 @@ class Runner:
                             % (cmd_to_text(argv), exc)) from exc
         return rc, out, err, time.monotonic() - started
 
-    def run_many(self, argvs, workers=DEFAULT_WORKERS, return_exceptions=False):
+    def run_many(self, argvs, workers=DEFAULT_WORKERS, return_exceptions=False, read=False):
         """Run several commands concurrently (:func:`in_parallel`), results in the order of ``argvs``.
 
         With ``return_exceptions`` a :class:`ToolError` takes the place of its result; without
-        it all calls still finish and then the first error (in input order) is raised.
+        it all calls still finish and then the first error (in input order) is raised. ``read``
+        as for :meth:`run`.
         """
-        results = in_parallel(self.run, argvs, workers)
+        results = in_parallel(lambda argv: self.run(argv, read=read), argvs, workers)
         return results if return_exceptions else first_failure(results)
 
 

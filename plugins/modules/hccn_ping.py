@@ -309,7 +309,8 @@ class Pinger:
     def ping(self, device, source, target):
         """Return (pair, error dict or None, warnings)."""
         pair = {'device': device, 'source': source, 'target': target, 'reachable': False, 'loss_pct': None, 'rtt_avg_ms': None}
-        reply = self.hccn.call(ping_argv(self.hccn.path, device, target, self.params['count'], self.params['size']))
+        # a ping only reads (-ping -g): an answer the runner lost is asked for once more
+        reply = self.hccn.call(ping_argv(self.hccn.path, device, target, self.params['count'], self.params['size']), read=True)
         parsed, unparsed = parse_output(hccn_parsers.PARSERS['ping'], reply.argv, reply.stdout)
         warnings = [unparsed_warning(reply.argv, unparsed)] if unparsed else []
         if parsed.get('loss_pct') is not None:

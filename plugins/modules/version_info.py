@@ -254,7 +254,7 @@ class StackReader:
         argv = [python, '-c', PACKAGES_SCRIPT] + list(names)
         runner = Runner(self.module, self.params['timeout'])
         try:
-            rc, out, err = runner.run(argv)
+            rc, out, err = runner.run(argv, read=True)
         except ModuleFailure as exc:    # no such interpreter, or it ran out of time
             rc, out, err = None, '', str(exc.__cause__ or 'timed out after %s s' % self.params['timeout'])
         if rc == 0:

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _port_config
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _port_config, _runner
 from ansible_collections.npuops.ascend.plugins.module_utils import _state as st
 from ansible_collections.npuops.ascend.plugins.modules import hccn_config
 
@@ -100,6 +100,27 @@ def test_change_exact_argv(run_module):
     assert out['changed_devices'] == [0, 1] and out['failed_devices'] == []
     assert out['backup_file'] is None
     assert res.warnings == []
+
+
+def test_a_set_that_answered_nothing_is_never_sent_again(run_module, monkeypatch):
+    # the runner asks a silent GET again (an answer run_command may have lost), never a set: the set's effect is read
+    # back instead (here the read-back finds the new bitmap, so the change stands)
+    monkeypatch.setattr(_runner, 'SILENT_RETRY_AFTER', 0.0)
+    cmds = base_commands()
+    cmds.update({
+        get(0, 'tls'): [(0, TLS_OFF, ''), (0, TLS_ON, '')],
+        get(1, 'pfc'): [(0, PFC_4, ''), (0, PFC_3, '')],
+        (HCCN, '-i', '0', '-tls', '-s', 'enable', '1'): (0, '', ''),
+        (HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'): (0, '', ''),
+        get(1, 'link'): (0, LINK_UP, ''),
+    })
+    res = run_module(hccn_config, {'config': CONFIG}, cmds)
+    assert not res.failed, res
+    assert sorted(sets(res.calls)) == [
+        [HCCN, '-i', '0', '-tls', '-s', 'enable', '1'],
+        [HCCN, '-i', '1', '-pfc', '-s', 'bitmap', '0,0,0,1,0,0,0,0'],
+    ]
+    assert res.result['changed_devices'] == [0, 1] and res.result['failed_devices'] == []
 
 
 def test_no_change_runs_no_set(run_module):
@@ -400,9 +421,9 @@ def test_backup_written_before_first_set(run_module, tmp_path, monkeypatch):
         events.append(('backup', path))
         return path
 
-    def call(self, argv):
+    def call(self, argv, read=False):
         events.append(('call', list(argv)))
-        return real_call(self, argv)
+        return real_call(self, argv, read=read)
 
     monkeypatch.setattr(_port_config, 'write_backup', write_backup)
     monkeypatch.setattr(_hccn_tool.HccnTool, 'call', call)

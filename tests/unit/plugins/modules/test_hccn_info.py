@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _runner
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import health_findings, HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
@@ -321,12 +321,23 @@ def test_query_choices_cover_the_port_attribute_table():
 
 
 def test_a_silent_answer_is_asked_again(run_module):
-    # rc 0 and nothing printed: seen under load on 32 simulated nodes (an answer run_command did not read)
+    # rc 0 and nothing printed: seen under load on 32 simulated nodes (an answer that got lost); every GET of hccn_tool
+    # prints its value or an error, so the adapter asks once more
     res = run_module(hccn_info, {'devices': [1], 'queries': ['link']},
                      {argv(1, 'link'): [(0, '', ''), (0, LINK_UP, '')]})
     assert not res.failed, res
     assert res.calls == [list(argv(1, 'link'))] * 2
     assert res.result['devices']['1']['link'] == 'UP' and res.result['errors'] == []
+
+
+def test_a_silent_get_is_asked_again_once_only(run_module, monkeypatch):
+    # one layer asks again (the adapter, for a GET): with the runner's own threshold at 0 s a GET that stays silent
+    # still runs twice, never four times
+    monkeypatch.setattr(_runner, 'SILENT_RETRY_AFTER', 0.0)
+    res = run_module(hccn_info, {'devices': [1], 'queries': ['link']}, {argv(1, 'link'): (0, '', '')})
+    assert not res.failed, res
+    assert res.calls == [list(argv(1, 'link'))] * 2
+    assert res.result['devices']['1']['link'] is None and res.result['errors'][0]['device'] == 1
 
 
 def test_a_query_silent_twice_is_an_error_entry_never_a_value(run_module):
