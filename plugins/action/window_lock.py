@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of npuops.ascend.window_lock: take or release the lock of a PoD's change window on the controller.
 
-The logic (the lock file, its directory lock, stale locks) is in plugins/plugin_utils/_window_lock.py.
+The logic (the lock file, its directory lock, stale locks) is in plugins/plugin_utils/roce/lock.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils import _window_lock
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import lock
 
 ARGUMENT_SPEC = dict(
     dir=dict(type='path', required=True),
@@ -35,12 +35,12 @@ class ActionModule(ActionBase):
         del tmp  # nothing is copied to the node
 
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        path = _window_lock.lock_path(args['dir'], args['pod'])
-        info = _window_lock.holder(args['run'], args['pod'], args['playbook'])
+        path = lock.lock_path(args['dir'], args['pod'])
+        info = lock.holder(args['run'], args['pod'], args['playbook'])
         result.update(changed=False, path=path, holder=info)
         if args['state'] == 'absent':
             try:
-                outcome = _window_lock.release(path, info)
+                outcome = lock.release(path, info)
             except OSError as exc:
                 raise AnsibleActionFail('window_lock: could not release the lock %s: %s' % (path, to_native(exc))) from exc
             result.update(released=outcome['released'], msg=outcome['msg'])
@@ -48,16 +48,16 @@ class ActionModule(ActionBase):
                 result['warnings'] = [outcome['msg']]
             return result
         try:
-            outcome = _window_lock.acquire(path, info)
-        except _window_lock.LockError as exc:
+            outcome = lock.acquire(path, info)
+        except lock.LockError as exc:
             raise AnsibleActionFail(to_native(exc)) from exc
         except OSError as exc:
             raise AnsibleActionFail('window_lock: could not take the lock %s for PoD %s: %s. Check that the report directory '
                                     '(npuops_report_dir) is on a writable file system. %s'
-                                    % (path, args['pod'], to_native(exc), _window_lock.NOTHING)) from exc
+                                    % (path, args['pod'], to_native(exc), lock.NOTHING)) from exc
         result.update(taken_over=outcome['taken_over'],
                       msg='%s the lock %s for PoD %s (run %s, pid %s)' % (
                           'holds' if outcome['again'] else 'took', path, args['pod'], info['run'], info['pid']))
         if outcome['taken_over']:
-            result['warnings'] = [_window_lock.takeover_warning(path, outcome['taken_over'])]
+            result['warnings'] = [lock.takeover_warning(path, outcome['taken_over'])]
         return result

@@ -1,111 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Stage 8's DataLoader advice: workers per training rank from the NUMA node the rank is bound to.
+"""Stage 8's DataLoader advice: dataloader_advice.
 
-The documentation of the filter is in dataloader_advice.yml next to this file.
+The logic is in plugins/plugin_utils/dataloader.py; the documentation of the filter is in dataloader_advice.yml next to
+this file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from ansible.errors import AnsibleFilterError
-
-# The method (stage 8): 4 to 8 DataLoader workers per rank.
-WORKERS = (4, 8)
-# CPUs a rank keeps for itself: its main thread and the task-queue (second-level pipeline) thread, the two hot
-# threads torch_npu's fine-grained binding (CPU_AFFINITY_CONF=2) gives a core each.
-RESERVED = 2
-
-
-def _whole(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
-def _compact(cpus):
-    cpus = sorted(set(cpus))
-    parts = []
-    start = prev = None
-    for cpu in cpus + [None]:
-        if cpu is not None and prev is not None and cpu == prev + 1:
-            prev = cpu
-            continue
-        if start is not None:
-            parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
-        start = prev = cpu
-    return ','.join(parts)
-
-
-def _line(head, cpus, ranks, reserved, low, high):
-    """(workers, text) for ``ranks`` ranks sharing ``cpus`` CPUs."""
-    per_rank = cpus // ranks
-    workers = max(0, min(high, per_rank - reserved))
-    text = ('%s: %d CPUs / %d rank%s = %d per rank, %d of them for the rank\'s main thread and its task-queue thread, so '
-            'num_workers=%d' % (head, cpus, ranks, '' if ranks == 1 else 's', per_rank, reserved, workers))
-    if workers < low:
-        text += (', below the method\'s %d-%d: the NUMA node has too few CPUs for its ranks (fewer ranks per NUMA node, or '
-                 'a host with more cores per node)' % (low, high))
-    else:
-        text += ' (the method: %d-%d per rank)' % (low, high)
-    return per_rank, workers, text
-
-
-def dataloader_advice(numa, npus_per_node=8, cpus=None, shm_mb=None, reserved=RESERVED, workers=WORKERS):
-    """DataLoader workers per rank: ``{workers, basis, nodes: [{numa_node, cpus, cpu_list, npus, ranks, cpus_per_rank,
-    reserved, workers, text}], shm_mb_per_worker}``."""
-    name = 'dataloader_advice'
-    npus = _whole(npus_per_node)
-    if npus is None or npus < 1:
-        raise AnsibleFilterError('%s: npus_per_node must be a whole number of at least 1, got %r' % (name, npus_per_node))
-    keep = _whole(reserved)
-    if keep is None or keep < 0:
-        raise AnsibleFilterError('%s: reserved must be a whole number of at least 0, got %r' % (name, reserved))
-    bounds = [_whole(w) for w in workers] if isinstance(workers, (list, tuple)) and len(workers) == 2 else [None]
-    if None in bounds or not 1 <= bounds[0] <= bounds[1]:
-        raise AnsibleFilterError('%s: workers must be two whole numbers, the lower first, got %r' % (name, workers))
-    low, high = bounds
-    numa = numa if isinstance(numa, Mapping) else {}
-    out = {'workers': None, 'basis': None, 'nodes': [], 'shm_mb_per_worker': None}
-    nodes = dict((n.get('id'), n) for n in numa.get('nodes') or [] if isinstance(n, Mapping))
-    per_npu = numa.get('npu') if isinstance(numa.get('npu'), Mapping) else {}
-    ranks = {}
-    for npu in range(npus):
-        entry = per_npu.get(str(npu)) or per_npu.get(npu) or {}
-        node = _whole(entry.get('numa_node')) if isinstance(entry, Mapping) else None
-        if node is not None and node in nodes:
-            ranks.setdefault(node, []).append(npu)
-    if ranks and not numa.get('failed'):
-        out['basis'] = 'numa'
-        for node in sorted(ranks):
-            node_cpus = [c for c in nodes[node].get('cpus') or [] if _whole(c) is not None]
-            served = ', '.join(str(n) for n in ranks[node])
-            head = 'NUMA node %d (%d CPUs, %s) serves NPUs %s' % (node, len(node_cpus), _compact(node_cpus), served)
-            per_rank, count, text = _line(head, len(node_cpus), len(ranks[node]), keep, low, high)
-            out['nodes'].append({'numa_node': node, 'cpus': len(node_cpus), 'cpu_list': _compact(node_cpus),
-                                 'npus': ranks[node], 'ranks': len(ranks[node]), 'cpus_per_rank': per_rank, 'reserved': keep,
-                                 'workers': count, 'text': text})
-    else:
-        total = _whole(cpus) or _whole(numa.get('cpus_total'))
-        if not total:
-            return out
-        out['basis'] = 'cpus'
-        why = numa.get('msg') or 'no NPU has a NUMA node in the layout'
-        per_rank, count, text = _line('no NUMA layout was read (%s)' % why, total, npus, keep, low, high)
-        out['nodes'].append({'numa_node': None, 'cpus': total, 'cpu_list': None, 'npus': list(range(npus)), 'ranks': npus,
-                             'cpus_per_rank': per_rank, 'reserved': keep, 'workers': count,
-                             'text': text + '; bind the ranks (stage 6) and count again per NUMA node'})
-    out['workers'] = min(n['workers'] for n in out['nodes'])
-    all_ranks = sum(n['ranks'] for n in out['nodes'])
-    if isinstance(shm_mb, (int, float)) and not isinstance(shm_mb, bool) and shm_mb > 0 and out['workers'] and all_ranks:
-        out['shm_mb_per_worker'] = round(float(shm_mb) / (all_ranks * out['workers']), 1)
-    return out
+from ansible_collections.npuops.ascend.plugins.plugin_utils.dataloader import dataloader_advice
 
 
 class FilterModule:

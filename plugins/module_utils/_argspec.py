@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import DEFAULT_TIMEOUT, DEFAULT_WORKERS, ModuleFailure
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import DEFAULT_TIMEOUT, DEFAULT_WORKERS, ModuleFailure
 
 COMMON = {
     'timeout': {'type': 'int', 'default': DEFAULT_TIMEOUT},

@@ -169,7 +169,7 @@ paths:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils._diagnose import (  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.diagnose import (  # noqa: E402
     LogScanner,
     default_paths,
     expand,

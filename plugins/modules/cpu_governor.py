@@ -127,7 +127,7 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._cpufreq import (  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.cpufreq import (  # noqa: E402
     GOVERNORS,
     by_governor,
     choose_backend,
@@ -136,7 +136,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._cpufreq import (  #
     no_policy_message,
     plan,
 )
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, Runner, host_name  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import ModuleFailure, Runner, host_name  # noqa: E402
 
 
 def _by_cpu(state):

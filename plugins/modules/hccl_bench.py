@@ -192,9 +192,9 @@ import re  # noqa: E402
 import tempfile  # noqa: E402
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import NpuSmi  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccl_bench as bench_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.npu_smi import NpuSmi  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import (  # noqa: E402
     ModuleFailure,
     Runner,
     cmd_to_text,

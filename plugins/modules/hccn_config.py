@@ -406,9 +406,9 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._port_config import PortConfig, backup_name_problem  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.hccn_info import ALL_QUERIES  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.port_config import PortConfig, backup_name_problem  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.port_table import PORTS  # noqa: E402
 
 
 def main():

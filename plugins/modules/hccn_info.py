@@ -285,7 +285,7 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES, DEFAULT_QUERIES, gather  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.hccn_info import ALL_QUERIES, DEFAULT_QUERIES, gather  # noqa: E402
 
 
 def main():

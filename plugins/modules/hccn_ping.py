@@ -219,13 +219,14 @@ read_at:
 import ipaddress  # noqa: E402
 import time  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES, gather  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_tool import HccnTool, ping_argv  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import discover_devices  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.hccn_info import ALL_QUERIES, gather  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.products import MTU_MAX  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import hccn_tool as hccn_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.hccn_tool import HccnTool, ping_argv  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.npu_smi import discover_devices  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import (  # noqa: E402
     ModuleFailure,
     Runner,
     host_name,
@@ -234,7 +235,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # 
     unparsed_warning,
 )
 
-SIZE_MAX = 9702
+SIZE_MAX = MTU_MAX  # the largest ping payload hccn_tool takes is the largest MTU
 
 
 def check_targets(targets):

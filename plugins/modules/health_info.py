@@ -197,10 +197,10 @@ failed_parts:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._hccn_info import ALL_QUERIES  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._health_info import read_health  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._host_info import pci_vendor_problem  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import ALL_SUBSETS  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.hccn_info import ALL_QUERIES  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.health_info import read_health  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.host_info import pci_vendor_problem  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.npu_info import ALL_SUBSETS  # noqa: E402
 
 
 def main():

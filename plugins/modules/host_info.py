@@ -104,7 +104,7 @@ nofile:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._host_info import HostReader, pci_vendor_problem  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.host_info import HostReader, pci_vendor_problem  # noqa: E402
 
 
 def main():

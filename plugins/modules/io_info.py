@@ -139,7 +139,7 @@ errors:
 import re  # noqa: E402
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._io import IoReader  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.io import IoReader  # noqa: E402
 
 RANGES = {
     'seconds': (1, 300),

@@ -202,8 +202,8 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils._mindie import MindieConfig  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import ModuleFailure, host_name  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.mindie import MindieConfig  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import ModuleFailure, host_name  # noqa: E402
 
 
 def main():

@@ -252,9 +252,9 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import ALL_SUBSETS, DEFAULT_SUBSET, gather, resolve_subsets  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_smi import NpuSmi  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import Runner, host_name  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.npu_info import ALL_SUBSETS, DEFAULT_SUBSET, gather, resolve_subsets  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.npu_smi import NpuSmi  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import Runner, host_name  # noqa: E402
 
 
 def main():

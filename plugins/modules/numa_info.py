@@ -154,7 +154,7 @@ stderr:
 """
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, tool_options  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._numa_info import gather  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.numa_info import gather  # noqa: E402
 
 
 def main():

@@ -154,7 +154,7 @@ skipped:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.npuops.ascend.plugins.module_utils._serving import SweepError, parse_endpoint, sweep  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.serving import SweepError, parse_endpoint, sweep  # noqa: E402
 
 
 def problems(params):

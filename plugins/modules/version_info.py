@@ -138,7 +138,7 @@ import sys  # noqa: E402
 
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import build_module, execute, info_result, tool_options  # noqa: E402
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import versions as version_parsers  # noqa: E402
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (  # noqa: E402
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import (  # noqa: E402
     ModuleFailure,
     Runner,
     cmd_to_text,

@@ -113,19 +113,21 @@ def test_site_stages_0_and_2_through_ansible_runner_with_an_awx_private_data_dir
     assert [e for e in events if e["event"] == "playbook_on_start"][0]["event_data"]["playbook"] == "site.yml"
     assert not [e for e in events if e["event"] in ("runner_on_failed", "runner_on_unreachable") and not e["event_data"].get("ignore_errors")]
 
-    # every node's recorded result of each stage's gate (the set_fact of role gate)
+    # every node's record of each stage (the record step of npuops.ascend.stage_gate; stage 2's own action)
     results = {node: {} for node in NODES}
     for event in events:
         data = event.get("event_data", {})
-        if event["event"] == "runner_on_ok" and data.get("role") == "gate" and data.get("task") == "Record this node's result of the stage":
-            results[data["host"]].update(data["res"]["ansible_facts"]["gate_results"])
+        if event["event"] == "runner_on_ok" and data.get("task_action") in ("npuops.ascend.stage_gate", "npuops.ascend.stage_versions") \
+                and "record" in data["res"]:
+            record = data["res"]["record"]
+            results[data["host"]]["stage%d" % record["stage"]] = record
     for node in NODES:
         assert {stage: result["status"] for stage, result in results[node].items()} == {"stage0": "passed", "stage2": "passed"}, results
         assert results[node]["stage0"]["role"] == "health_check" and results[node]["stage2"]["role"] == "version_check"
 
-    # the gate of each stage across the PoD
+    # the gate of each stage across the PoD (the verdict step, over the records)
     gate_messages = [e["event_data"]["res"].get("msg") for e in events
-                     if e["event"] == "runner_on_ok" and e["event_data"].get("task_action") == "ansible.builtin.assert"]
+                     if e["event"] == "runner_on_ok" and e["event_data"].get("task_action") == "npuops.ascend.stage_gate"]
     assert "Stage 0 (health_check) gate passed on 2 node(s)." in gate_messages
     assert "Stage 2 (version_check) gate passed on 2 node(s)." in gate_messages
 
@@ -136,4 +138,11 @@ def test_site_stages_0_and_2_through_ansible_runner_with_an_awx_private_data_dir
     # the job's extra variables: the reports went to the directory they name
     summaries = glob.glob(os.path.join(reports, "*", "summary.json"))
     assert len(summaries) == 1, summaries
+    # and the records the verdicts read are the run's store
+    run_dir = os.path.dirname(summaries[0])
+    for node in NODES:
+        for stage in (0, 2):
+            with open(os.path.join(run_dir, "nodes", node, "stage%d.json" % stage), encoding="utf-8") as handle:
+                stored = json.load(handle)
+            assert stored == results[node]["stage%d" % stage]
     print("ansible-runner: site.yml --tags stage0,stage2 on %d nodes in %.1f s" % (len(NODES), elapsed))

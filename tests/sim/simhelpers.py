@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from npu_sim import state as st_mod
+from npu_sim import node as node_mod
+from npu_sim import statefile
 from npu_sim.__main__ import run_tool
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -93,15 +94,15 @@ class Sim:
         self.dir = os.path.join(base, hostname, "state")
         os.makedirs(self.dir, exist_ok=True)
         self.path = os.path.join(self.dir, "state.json")
-        self.data = st_mod.new_state(hostname, index, pod_dir=pod_dir, created=CREATED)
+        self.data = node_mod.new_state(hostname, index, pod_dir=pod_dir, created=CREATED)
         self.save()
 
     def save(self):
-        st_mod.save(self.path, self.data)
+        statefile.save(self.path, self.data)
         return self
 
     def reload(self):
-        self.data = st_mod.load(self.path)
+        self.data = statefile.load(self.path)
         return self.data
 
     def npu(self, dev):

@@ -18,7 +18,9 @@ import pytest
 
 from npu_sim import __main__ as sim_main
 from npu_sim import bench_cost, control, model
-from npu_sim import state as st_mod
+from npu_sim import jsoncodec
+from npu_sim import node as node_mod
+from npu_sim import statefile
 from simhelpers import CREATED, TOOLS
 
 BOOTSTRAP_ARGS = ["-I", "-S", "-c", control.BOOTSTRAP, TOOLS]
@@ -26,7 +28,7 @@ BOOTSTRAP_ARGS = ["-I", "-S", "-c", control.BOOTSTRAP, TOOLS]
 
 def _values(sim):
     effective = model.effective(sim.data)
-    return [sim.data, effective, st_mod.new_state("n\u00f6de \"x\"\\", 3, npus=2, created=CREATED),
+    return [sim.data, effective, node_mod.new_state("n\u00f6de \"x\"\\", 3, npus=2, created=CREATED),
             {}, [], "", 0, -1, 2 ** 70, 1.5e300, -0.0, 1e-07, 0.1, True, False, None, "\u2603\n\t\x00\x7f\ud800",
             {"a": [], "b": {}, "c": [[], [{}], [1, [2, [3.25]]]], "d": (1, "x"), "": None, "\u00e9": "\U0001f600"}]
 
@@ -34,35 +36,35 @@ def _values(sim):
 def test_dumps_is_the_json_packages_text(sim):
     for value in _values(sim):
         for indent in (None, 1, 2, 0, "\t"):
-            assert st_mod.dumps(value, indent=indent) == json.dumps(value, indent=indent)
+            assert jsoncodec.dumps(value, indent=indent) == json.dumps(value, indent=indent)
     for value in (float("nan"), float("inf"), [float("-inf")], {"k": float("nan")}):
-        assert st_mod.dumps(value) == json.dumps(value)
+        assert jsoncodec.dumps(value) == json.dumps(value)
 
 
 def test_dumps_hands_other_values_to_the_json_package():
-    assert st_mod.dumps({1: "int key", 2.5: [True], None: 0, False: 1}, indent=1) == json.dumps(
+    assert jsoncodec.dumps({1: "int key", 2.5: [True], None: 0, False: 1}, indent=1) == json.dumps(
         {1: "int key", 2.5: [True], None: 0, False: 1}, indent=1)
     with pytest.raises(TypeError) as ours:
-        st_mod.dumps({"set": {1}})
+        jsoncodec.dumps({"set": {1}})
     with pytest.raises(TypeError) as theirs:
         json.dumps({"set": {1}})
     assert str(ours.value) == str(theirs.value)
     loop = []
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular reference detected"):
-        st_mod.dumps(loop)
+        jsoncodec.dumps(loop)
 
 
 def test_loads_reads_what_the_json_package_reads(sim):
     with open(sim.path, encoding="utf-8") as handle:
         text = handle.read()
-    assert st_mod.loads(text) == json.loads(text) == sim.data
+    assert jsoncodec.loads(text) == json.loads(text) == sim.data
     for value in _values(sim):
         for indent in (None, 1):
             dumped = json.dumps(value, indent=indent)
-            assert st_mod.loads(dumped) == json.loads(dumped)
-            assert st_mod.loads(" \n\t%s\r\n " % dumped) == json.loads(dumped)
-    special = st_mod.loads('[NaN, Infinity, -Infinity, 1E400, 12345678901234567890, "\\ud83d\\ude00"]')
+            assert jsoncodec.loads(dumped) == json.loads(dumped)
+            assert jsoncodec.loads(" \n\t%s\r\n " % dumped) == json.loads(dumped)
+    special = jsoncodec.loads('[NaN, Infinity, -Infinity, 1E400, 12345678901234567890, "\\ud83d\\ude00"]')
     assert math.isnan(special[0]) and special[1:4] == [math.inf, -math.inf, math.inf]
     assert special[4:] == [12345678901234567890, "\U0001f600"]
 
@@ -71,7 +73,7 @@ def test_loads_reads_what_the_json_package_reads(sim):
                                   "\"\x01\""])
 def test_invalid_json_fails_as_in_the_json_package(text):
     with pytest.raises(ValueError) as ours:
-        st_mod.loads(text)
+        jsoncodec.loads(text)
     with pytest.raises(ValueError) as theirs:
         json.loads(text)
     assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
@@ -80,22 +82,22 @@ def test_invalid_json_fails_as_in_the_json_package(text):
 def test_a_broken_state_file_is_reported_as_before(sim):
     with open(sim.path, "w", encoding="utf-8") as handle:
         handle.write('{"schema": 1,')
-    with pytest.raises(st_mod.StateError) as err:
-        st_mod.load(sim.path)
+    with pytest.raises(statefile.StateError) as err:
+        statefile.load(sim.path)
     with pytest.raises(ValueError) as decode:
         json.loads('{"schema": 1,')
     assert str(err.value) == "simulator state %s is not valid JSON: %s" % (sim.path, decode.value)
     with open(sim.path, "wb") as handle:
         handle.write(b'{"hostname": "\xff"}')
-    with pytest.raises(st_mod.StateError, match="is not valid JSON"):
-        st_mod.load(sim.path)
+    with pytest.raises(statefile.StateError, match="is not valid JSON"):
+        statefile.load(sim.path)
 
 
 def test_deep_copy_is_a_deepcopy(sim):
     for value in _values(sim):
-        copied = st_mod.deep_copy(value)
+        copied = statefile.deep_copy(value)
         assert copied == copy.deepcopy(value) and type(copied) is type(value)
-    copied = st_mod.deep_copy(sim.data)
+    copied = statefile.deep_copy(sim.data)
     copied["npus"][0]["net"]["pfc"][4] = 1
     copied["settings"]["new"] = 1
     assert sim.data["npus"][0]["net"]["pfc"][4] == 0 and "new" not in sim.data["settings"]
@@ -166,12 +168,12 @@ def test_a_call_imports_only_what_its_tool_needs(sim, argv, needed):
 
 def _count_reads(monkeypatch):
     reads = []
-    original = st_mod._read  # pylint: disable=protected-access
+    original = statefile.read  # pylint: disable=protected-access
 
     def counting(path):
         reads.append(path)
         return original(path)
-    monkeypatch.setattr(st_mod, "_read", counting)
+    monkeypatch.setattr(statefile, "read", counting)
     return reads
 
 
@@ -183,7 +185,7 @@ def test_a_get_reads_the_state_once(sim, monkeypatch, capsys):
     # a set reads once more, under the exclusive lock, to write
     assert sim_main.main(["hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000"]) == 0 and len(reads) == 3
     # with a latency the tool reads the state again after the sleep
-    with st_mod.transaction(sim.path) as data:
+    with statefile.transaction(sim.path) as data:
         data["settings"]["latency_ms"] = 1
     del reads[:]
     assert sim_main.main(["hccn_tool", "-i", "0", "-mtu", "-g"]) == 0
@@ -194,9 +196,9 @@ def test_a_state_handed_over_is_not_kept_past_the_call(sim, monkeypatch, capsys)
     monkeypatch.setenv("NPU_SIM_STATE", sim.path)
     # hccn_tool stops at its arguments before it reads the state: nothing may stay handed over
     assert sim_main.main(["hccn_tool", "-i"]) == 2
-    assert st_mod._HANDED_OVER == {}  # pylint: disable=protected-access
-    st_mod.save(sim.path, dict(sim.data, hostname="changed"))
-    assert st_mod.load(sim.path)["hostname"] == "changed"
+    assert statefile._HANDED_OVER == {}  # pylint: disable=protected-access
+    statefile.save(sim.path, dict(sim.data, hostname="changed"))
+    assert statefile.load(sim.path)["hostname"] == "changed"
     capsys.readouterr()
 
 
@@ -204,19 +206,19 @@ def test_transaction_writes_only_when_the_block_succeeds(sim):
     with open(sim.path, "rb") as handle:
         before = handle.read()
     with pytest.raises(KeyError):
-        with st_mod.transaction(sim.path) as data:
+        with statefile.transaction(sim.path) as data:
             data["hostname"] = "changed"
             raise KeyError("stop")
     with open(sim.path, "rb") as handle:
         assert handle.read() == before
     # the lock was released: the next exclusive transaction goes through
-    with st_mod.transaction(sim.path) as data:
+    with statefile.transaction(sim.path) as data:
         data["hostname"] = "changed"
-    assert st_mod.load(sim.path)["hostname"] == "changed"
+    assert statefile.load(sim.path)["hostname"] == "changed"
 
 
 def _log(sim):
-    with open(st_mod.calls_path(sim.path), encoding="utf-8") as handle:
+    with open(statefile.calls_path(sim.path), encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
@@ -242,7 +244,7 @@ def test_call_log_records_the_cpu_of_each_call(sim):
 def test_calls_cpu_counts_entries_written_without_it(sim):
     old = {"time": 1.0, "tool": "hccn_tool", "argv": ["hccn_tool", "-i", "0", "-link", "-g"], "rc": 0, "duration_s": 0.1,
            "pid": 7}
-    with open(st_mod.calls_path(sim.path), "w", encoding="utf-8") as handle:
+    with open(statefile.calls_path(sim.path), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(old) + "\n")
     assert json.loads(sim.sub("npu-sim", "calls", "--cpu")[1]) == {
         "calls": 1, "measured": 0, "cpu_s": 0.0, "start_cpu_s": 0.0, "cpu_ms_per_call": None}
@@ -301,16 +303,16 @@ def test_a_ping_parses_only_the_state_that_holds_its_address(nodes, monkeypatch)
     """The PoD registry of a ping or an address set: another node's state is parsed only when it holds the address."""
     one, two, three = nodes("node01", 1), nodes("node02", 2), nodes("node03", 3)
     parsed = []
-    real = st_mod.loads
+    real = jsoncodec.loads
 
     def counting(text):
         parsed.append(text)
         return real(text)
-    monkeypatch.setattr(st_mod, "loads", counting)
+    monkeypatch.setattr(jsoncodec, "loads", counting)
     address = three.data["npus"][0]["net"]["ip"]
-    pod = st_mod.pod_states(one.data, one.path, contains='"%s"' % address)
+    pod = statefile.pod_states(one.data, one.path, contains='"%s"' % address)
     assert [state["hostname"] for _path, state in pod] == ["node01", "node03"]
     assert len(parsed) == 1 and '"node03"' in parsed[0]
     # without it every node is read, as before
-    assert [state["hostname"] for _path, state in st_mod.pod_states(one.data, one.path)] == ["node01", "node02", "node03"]
+    assert [state["hostname"] for _path, state in statefile.pod_states(one.data, one.path)] == ["node01", "node02", "node03"]
     assert two.data["hostname"] == "node02"

@@ -10,7 +10,8 @@ import tempfile
 
 import pytest
 
-from npu_sim import state as st_mod
+from npu_sim import node as node_mod
+from npu_sim import statefile
 from simhelpers import TOOLS
 
 NOBODY = 65534
@@ -27,8 +28,8 @@ def node():
     top = tempfile.mkdtemp(prefix="npu-sim-nonroot-")
     os.chmod(top, 0o755)
     path = os.path.join(top, "state", "state.json")
-    st_mod.save(path, st_mod.new_state("node01", 1))
-    with open(st_mod.calls_path(path), "w", encoding="utf-8"):
+    statefile.save(path, node_mod.new_state("node01", 1))
+    with open(statefile.calls_path(path), "w", encoding="utf-8"):
         pass
     try:
         yield path
@@ -47,12 +48,12 @@ def _as_nobody(path, *argv):
 
 
 def _log(path):
-    with open(st_mod.calls_path(path), encoding="utf-8") as handle:
+    with open(statefile.calls_path(path), encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
 def test_files_are_root_owned_and_not_writable_by_others(node):
-    for name in (node, node + ".lock", st_mod.calls_path(node)):
+    for name in (node, node + ".lock", statefile.calls_path(node)):
         assert os.stat(name).st_uid == 0 and not os.stat(name).st_mode & 0o002, name
 
 
@@ -61,7 +62,7 @@ def test_non_root_reads_without_the_lock_and_leaves_no_call_log(node):
     assert proc.returncode == 0, proc.stderr
     assert "Aicore Usage Rate(%)" in proc.stdout and proc.stderr == ""
     assert _log(node) == []
-    assert st_mod.calls_path(node, for_writing=False) == os.path.join(os.path.dirname(node), "calls.jsonl")
+    assert statefile.calls_path(node, for_writing=False) == os.path.join(os.path.dirname(node), "calls.jsonl")
 
 
 def test_numactl_shim_launches_as_non_root_with_the_binding(node):
@@ -84,7 +85,7 @@ def test_training_runs_as_non_root_and_is_faster_when_bound(node):
 def test_root_still_logs_and_non_root_still_cannot_set(node):
     proc = _as_nobody(node, "hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000")
     assert proc.returncode == 12 and "permission denied: pls check this cmd run permission." in proc.stderr
-    assert st_mod.load(node)["npus"][0]["net"]["mtu"] == 1500
+    assert statefile.load(node)["npus"][0]["net"]["mtu"] == 1500
     assert _log(node) == []
     root = subprocess.run([PYTHON, "-m", "npu_sim", "hccn_tool", "-i", "0", "-mtu", "-g"], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": TOOLS, "NPU_SIM_STATE": node}, timeout=60, check=False)

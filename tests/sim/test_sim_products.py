@@ -17,7 +17,9 @@ import sys
 import pytest
 
 from npu_sim import control, hccn, npusmi
-from npu_sim import state as st_mod
+from npu_sim import node as node_mod
+from npu_sim import ports as ports_mod
+from npu_sim import statefile
 from simhelpers import CREATED, REPO, Sim, sample, text
 
 A2, A3, DUO = "atlas-800t-a2", "atlas-a3", "atlas-300i-duo"
@@ -159,7 +161,7 @@ def _table(lines):
 
 def _node(tmp_path, product, name="node01", index=1, npus=None):
     sim = Sim(str(tmp_path))
-    sim.data = st_mod.new_state(name, index, npus=npus, product=product, created=CREATED)
+    sim.data = node_mod.new_state(name, index, npus=npus, product=product, created=CREATED)
     return sim.save()
 
 
@@ -205,7 +207,7 @@ def _parsers():
 def test_default_product_is_the_a2_and_old_states_print_the_same(tmp_path):
     sim = Sim(str(tmp_path))
     assert (sim.data["profile"], sim.data["product"], len(sim.data["npus"])) == (A2, "Atlas 800T A2", 8)
-    assert st_mod.PRODUCTS[st_mod.DEFAULT_PRODUCT]["name"] == "Atlas 800T A2"
+    assert node_mod.PRODUCTS[node_mod.DEFAULT_PRODUCT]["name"] == "Atlas 800T A2"
     views = (["info"], ["info", "-l"], ["info", "-m"], ["info", "-t", "topo"], ["info", "-t", "board", "-i", "3"],
              ["info", "-t", "usages", "-i", "5", "-c", "0"])
     new = [sim.run("npu-smi", *argv) for argv in views]
@@ -225,20 +227,20 @@ def test_default_product_is_the_a2_and_old_states_print_the_same(tmp_path):
     (DUO, "Atlas 300I Duo", 4, 8, [0, 32, 32768, 32800]),
 ])
 def test_profiles_have_the_products_npus_and_chips(product, name, cards, chips, card_ids):
-    st = st_mod.new_state("node02", 2, product=product, created=CREATED)
+    st = node_mod.new_state("node02", 2, product=product, created=CREATED)
     assert (st["product"], st["profile"]) == (name, product)
-    assert st_mod.card_ids(st) == card_ids and len(st["npus"]) == chips
+    assert node_mod.card_ids(st) == card_ids and len(st["npus"]) == chips
     assert [npu["id"] for npu in st["npus"]] == list(range(chips)), "id is the device (logic) id and the list index"
     for card in card_ids:
-        dies = st_mod.card_chips(st, card)
+        dies = node_mod.card_chips(st, card)
         assert [npu["chip_id"] for npu in dies] == list(range(chips // cards))
     if product == DUO:
         assert all(npu["net"] is None and npu["power_w"] is None and npu["name"] == "310P3" for npu in st["npus"])
-        assert all(npu["hbm_mb"] == [0, 0] and npu["memory_mb"][1] in st_mod.DUO_DDR_MB for npu in st["npus"])
+        assert all(npu["hbm_mb"] == [0, 0] and npu["memory_mb"][1] in node_mod.DUO_DDR_MB for npu in st["npus"])
         # the two chips of one card share the card's bus id
         assert [npu["bus_id"] for npu in st["npus"]][:2] == ["0000:01:00.0", "0000:01:00.0"]
     else:
-        assert [npu["net"]["ip"] for npu in st["npus"]] == [st_mod.plan_ip(2, dev) for dev in range(chips)]
+        assert [npu["net"]["ip"] for npu in st["npus"]] == [ports_mod.plan_ip(2, dev) for dev in range(chips)]
     if product == A3:
         assert [npu["name"] for npu in st["npus"]] == ["Ascend910"] * 16
         assert [npu["power_w"] is None for npu in st["npus"]] == [False, True] * 8, "die 1 reports no power"
@@ -248,7 +250,7 @@ def test_profiles_have_the_products_npus_and_chips(product, name, cards, chips, 
 
 def test_unknown_product_is_refused():
     with pytest.raises(ValueError, match="unknown product 'atlas-900'"):
-        st_mod.new_state("node01", 1, product="atlas-900")
+        node_mod.new_state("node01", 1, product="atlas-900")
 
 
 # ----------------------------------------------------------------------------- A3
@@ -315,7 +317,7 @@ def test_a3_topo_has_sio_between_the_dies_of_one_npu(tmp_path):
     # a real A3 topology (sgl-project/sglang issue #30453: the dies of one NPU, Phy-ID12/13): same rows and legend
     real = sample("npu-smi_info_-t_topo_a3.txt", "sglang issue #30453")
     real = real[real.index("Ascend Topology:") + 1:]
-    visible = dict(sim.data, npus=st_mod.card_chips(sim.data, 6))  # a container that sees NPU 6 only
+    visible = dict(sim.data, npus=node_mod.card_chips(sim.data, 6))  # a container that sees NPU 6 only
     # the capture shows the header's TAB as spaces and no trailing blanks
     assert [line.expandtabs(8).rstrip() for line in npusmi.render_topo_a3(visible)] == real
 
@@ -324,7 +326,7 @@ def test_a3_hccn_tool_has_a_port_per_die(tmp_path):
     sim = _node(tmp_path, A3)
     for dev in (0, 1, 15):
         rc, out, err = sim.run("hccn_tool", "-i", str(dev), "-ip", "-g")
-        assert (rc, out, err) == (0, "ipaddr:%s\nnetmask:255.255.255.0\n" % st_mod.plan_ip(1, dev), "")
+        assert (rc, out, err) == (0, "ipaddr:%s\nnetmask:255.255.255.0\n" % ports_mod.plan_ip(1, dev), "")
     assert sim.run("hccn_tool", "-i", "16", "-ip", "-g")[:3] == (4, "", "Get invalid device id.\n")
     if "vnic" in hccn.GETTERS:
         rc, out, _err = sim.run("hccn_tool", "-i", "15", "-vnic", "-g")
@@ -426,7 +428,7 @@ def test_init_takes_a_product(tmp_path):
     path = str(tmp_path / "state.json")
     res = control.run(["init", "--state", path, "--hostname", "node05", "--index", "5", "--product", A3])
     assert res.exit_code == 0 and "Atlas 800T A3: 8 NPUs, 16 chips" in res.stdout
-    assert st_mod.load(path)["profile"] == A3
+    assert statefile.load(path)["profile"] == A3
     res = control.run(["init", "--state", path, "--hostname", "node05", "--index", "5", "--product", DUO, "--npus", "5", "--force"])
     assert res.exit_code == 2 and "--npus must be 1-4" in res.stderr
     res = control.run(["init", "--state", path, "--hostname", "node05", "--index", "5", "--force"])
@@ -504,14 +506,14 @@ def test_inventory_lists_a_port_per_chip_with_a_roce_port(tmp_path, product, por
     pod = pod_model.Pod(str(tmp_path / "pod"), prefix=POD_PREFIX)
     names = pod_model.node_names(2)
     for index, name in enumerate(names, 1):
-        st_mod.save(pod.state_file(name), st_mod.new_state(name, index, product=product, created=CREATED))
+        statefile.save(pod.state_file(name), node_mod.new_state(name, index, product=product, created=CREATED))
     hosts = _yaml_hosts(pod_inventory.inventory_text(pod, names, product))
     for index, name in enumerate(names, 1):
         if not ports:
             assert "npuops_npu_ports" not in hosts[name]
             continue
         assert hosts[name]["npuops_npu_ports"] == [
-            {"device": dev, "address": st_mod.plan_ip(index, dev), "netmask": "255.255.255.0"} for dev in range(ports)]
+            {"device": dev, "address": ports_mod.plan_ip(index, dev), "netmask": "255.255.255.0"} for dev in range(ports)]
 
 
 def _pod_skip_reason():
@@ -547,7 +549,7 @@ def test_podctl_up_a3_lists_16_ports_per_node(tmp_path):
         for index, name in enumerate(sorted(hosts), 1):
             ports = hosts[name]["npuops_npu_ports"]
             assert [port["device"] for port in ports] == list(range(16))
-            assert [port["address"] for port in ports] == [st_mod.plan_ip(index, dev) for dev in range(16)]
+            assert [port["address"] for port in ports] == [ports_mod.plan_ip(index, dev) for dev in range(16)]
         with open(os.path.join(base, "pod.json")) as handle:
             assert json.load(handle)["product"] == A3
         command = "npu-smi info -l; /usr/local/Ascend/driver/tools/hccn_tool -i 15 -ip -g"

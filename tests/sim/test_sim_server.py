@@ -15,7 +15,8 @@ import time
 import pytest
 
 from npu_sim import control
-from npu_sim import state as st_mod
+from npu_sim import node as node_mod
+from npu_sim import statefile
 from simhelpers import CREATED, TOOLS
 
 PYTHON = "/usr/bin/python3"
@@ -80,7 +81,7 @@ class Node:
             return handle.read()
 
     def calls(self):
-        with open(st_mod.calls_path(self.path), encoding="utf-8") as handle:
+        with open(statefile.calls_path(self.path), encoding="utf-8") as handle:
             return [json.loads(line) for line in handle if line.strip()]
 
     def workers(self):
@@ -91,8 +92,8 @@ class Node:
 
 def _node(top, name="node"):
     node = Node(os.path.join(top, name))
-    st_mod.save(node.path, st_mod.new_state("node01", 1, created=CREATED))
-    with open(st_mod.calls_path(node.path), "w", encoding="utf-8"):
+    statefile.save(node.path, node_mod.new_state("node01", 1, created=CREATED))
+    with open(statefile.calls_path(node.path), "w", encoding="utf-8"):
         pass
     return node
 
@@ -155,18 +156,18 @@ def test_a_served_set_changes_the_state_as_its_own_interpreter(client, pair):
                  ["hccn_tool", "-i", "4", "-tls", "-s", "enable", "0"]):
         ours, theirs = _served(client, served, argv), _direct(direct, argv)
         assert (ours.returncode, ours.stdout, ours.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr), argv
-    assert st_mod.load(served.path)["npus"][4]["net"]["mtu"] == st_mod.load(direct.path)["npus"][4]["net"]["mtu"] == 9000
+    assert statefile.load(served.path)["npus"][4]["net"]["mtu"] == statefile.load(direct.path)["npus"][4]["net"]["mtu"] == 9000
 
 
 def test_each_call_gets_its_callers_environment_and_none_of_the_last(client, pair):
     served, _direct_node = pair
     refused = _served(client, served, ["hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000"], NPU_SIM_EUID="1000")
     assert refused.returncode != 0
-    assert st_mod.load(served.path)["npus"][0]["net"]["mtu"] == 1500
+    assert statefile.load(served.path)["npus"][0]["net"]["mtu"] == 1500
     for _attempt in range(3):  # whichever worker takes it, nothing of the call before is left in its environment
         allowed = _served(client, served, ["hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000"])
         assert allowed.returncode == 0, allowed.stderr
-    assert st_mod.load(served.path)["npus"][0]["net"]["mtu"] == 9000
+    assert statefile.load(served.path)["npus"][0]["net"]["mtu"] == 9000
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to call as another user")
@@ -176,7 +177,7 @@ def test_a_non_root_caller_is_served_as_itself(client, pair):
     for argv in (["npu-smi", "info", "-t", "usages", "-i", "0"], ["hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000"]):
         ours, theirs = _served(client, served, argv, user=_nobody), _direct(direct, argv, user=_nobody)
         assert (ours.returncode, ours.stdout, ours.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr), argv
-    assert st_mod.load(served.path)["npus"][0]["net"]["mtu"] == 1500
+    assert statefile.load(served.path)["npus"][0]["net"]["mtu"] == 1500
     assert len(served.calls()) == before  # a non-root call leaves no call log line, as before
     ok = _served(client, served, ["hccn_tool", "-i", "0", "-mtu", "-s", "size", "9000"])
     assert ok.returncode == 0, ok.stderr  # the worker that served nobody still serves root as root
@@ -280,7 +281,7 @@ def test_a_worker_that_ends_after_its_calls_leaves_no_call_unanswered(client, pa
 @pytest.mark.parametrize("served", [True, False])
 def test_a_restored_wrapper_is_written_as_installed(client, tmp_path, served):
     state, prefix = str(tmp_path / "state.json"), str(tmp_path / "files")
-    st_mod.save(state, st_mod.new_state("node01", 1, created=CREATED))
+    statefile.save(state, node_mod.new_state("node01", 1, created=CREATED))
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": TOOLS}
 
     def sim(*argv):

@@ -8,7 +8,7 @@ import pytest
 
 from npu_sim import model
 from npu_sim import perf
-from npu_sim import state as st_mod
+from npu_sim import ports as ports_mod
 
 T0 = 1767225600.0 + 3600  # an hour after the test nodes are created
 TUNED_ENV = {"HCCL_RDMA_SL": "4", "HCCL_RDMA_TC": "132"}
@@ -41,7 +41,7 @@ def _stat(node, dev):
     lines = out.splitlines()
     assert lines[0] == "packet statistics:"
     # the layout is unchanged: the same keys in the same order
-    assert [line.split(":")[0] for line in lines[1:]] == list(st_mod.STAT_KEYS)
+    assert [line.split(":")[0] for line in lines[1:]] == list(ports_mod.STAT_KEYS)
     return dict((key, int(value)) for key, value in (line.split(":") for line in lines[1:]))
 
 

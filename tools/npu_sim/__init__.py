@@ -13,6 +13,9 @@ import time
 __version__ = "1.0.0"
 
 TOOLS = ("hccn_tool", "npu-smi", "npu-sim", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun")
+# Tools the node's resident simulator (server.py) runs; the others keep their own interpreter (see server.py).
+# Here rather than in server.py: the wrappers that control.py writes need it, and server.py imports __main__.
+SERVED = ("hccn_tool", "npu-smi", "lscpu", "cpupower", "lspci", "all_reduce_test", "vmstat", "iostat")
 
 # CPU time (user+sys, seconds) of this process when the simulator's own code began: what the wrapper's sh, the
 # interpreter's start-up (and, under ``python -m``, runpy) cost. The call log records it as ``start_cpu_s``.

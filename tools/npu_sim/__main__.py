@@ -13,7 +13,8 @@ import sys
 import time
 
 from . import START_CPU, TOOLS
-from . import state as st_mod
+from . import jsoncodec
+from . import statefile
 from .output import Result
 
 VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun", "vmstat", "iostat")
@@ -37,25 +38,25 @@ def _latency_ms(path):
         except ValueError:
             return 0.0
     try:
-        st = st_mod.load(path)
-    except (st_mod.StateError, OSError):
+        st = statefile.load(path)
+    except (statefile.StateError, OSError):
         return 0.0
     delay = float(st.get("settings", {}).get("latency_ms") or 0)
     if delay <= 0:
         # no sleep before the tool runs: it gets this state instead of reading the file again
-        st_mod.handover(path, st)
+        statefile.handover(path, st)
     return delay
 
 
 def log_call(path, tool, args, rc, started):
-    log = st_mod.calls_path(path)
+    log = statefile.calls_path(path)
     if not os.path.isdir(os.path.dirname(log)):
         return
     entry = {"time": round(started, 6), "tool": tool, "argv": [tool] + list(args), "rc": rc,
              "duration_s": round(time.time() - started, 6), "pid": os.getpid(),
              "cpu_s": round(time.process_time() - CALL_CPU0 + CPU_OFFSET, 6),
              "start_cpu_s": round(START_CPU - CALL_CPU0 + CPU_OFFSET, 6)}
-    line = st_mod.dumps(entry) + "\n"
+    line = jsoncodec.dumps(entry) + "\n"
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line.encode("utf-8"))
@@ -96,7 +97,7 @@ def run_tool(tool, args, path):
         raise ValueError(tool)
     try:
         return _tool_function(tool)(args, path)
-    except st_mod.StateError as exc:
+    except statefile.StateError as exc:
         res = Result()
         res.e("%s: %s" % (tool, exc))
         return res.fail(1)
@@ -113,7 +114,7 @@ def main(argv=None):
         res = control.run(args)
         _emit(res)
         return res.exit_code
-    path = st_mod.state_path()
+    path = statefile.state_path()
     started = time.time()
     delay = _latency_ms(path)
     if delay > 0:
@@ -121,7 +122,7 @@ def main(argv=None):
     try:
         res = run_tool(tool, args, path)
     finally:
-        st_mod.handover(path, None)
+        statefile.handover(path, None)
     log_call(path, tool, args, res.exit_code, started)
     _emit(res)
     command = getattr(res, "exec_argv", None)

@@ -11,11 +11,14 @@ import os
 import shlex
 import sys
 
+from . import SERVED
+from . import faults as faults_mod
 from . import host
 from . import model
+from . import node as node_mod
 from . import perf
 from . import plog
-from . import state as st_mod
+from . import statefile
 from . import versions
 from .output import Result
 
@@ -27,7 +30,7 @@ HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 PORT_FAULT_KINDS = ("link-stuck-down", "link-flap", "ip-conflict", "slow-port", "pfc-storm", "switch-frame",
                     "switch-pfc-priority", "switch-no-ecn")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
-# What --npus counts, per product (npu_sim.state.PRODUCTS).
+# What --npus counts, per product (npu_sim.node.PRODUCTS).
 NPUS_OF = {"atlas-800t-a2": "an Atlas 800T A2 has 8", "atlas-a3": "NPUs of an Atlas 800T A3, two dies each; it has 8",
            "atlas-300i-duo": "Atlas 300I Duo cards, two chips each; the simulated host has up to 4"}
 TOOLS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,7 +77,7 @@ BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv.pop(1)); from npu_sim.__mai
 # repository's build/ directory, and the socket the node's server listens on (beside the node's state).
 CLIENT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.c")
 CLIENT_BUILD_DIR = os.path.join(os.path.dirname(TOOLS_DIR), "build", "npu-sim")
-SERVER_SOCKET = os.path.join(os.path.dirname(st_mod.DEFAULT_STATE_PATH), "server.sock")
+SERVER_SOCKET = os.path.join(os.path.dirname(statefile.DEFAULT_STATE_PATH), "server.sock")
 # Words of the wrapper's own command before the tool: PY -I -S -c BOOTSTRAP TOOLS_DIR
 CLIENT_COMMAND_WORDS = 6
 
@@ -120,7 +123,6 @@ def wrapper_text(tool, python, client=None):
     launch inherit it, as they always did. With ``client`` (and a tool the server runs), the wrapper execs the
     thin client instead, which hands the call to the node's resident simulator (server.py) and runs that same
     command itself when no server listens."""
-    from .server import SERVED  # pylint: disable=import-outside-toplevel
     command = "%s -I -S -c %s %s %s \"$@\"" % (
         shlex.quote(python), shlex.quote(BOOTSTRAP), shlex.quote(TOOLS_DIR), tool)
     lines = ["#!/bin/sh",
@@ -180,13 +182,13 @@ def install_mindie_config(prefix):
 def cmd_init(args, path, res):
     if os.path.exists(path) and not args.force:
         raise ControlError("state %s exists; use --force to overwrite" % path)
-    spec = st_mod.PRODUCTS[args.product]
+    spec = node_mod.PRODUCTS[args.product]
     npus = spec["npus"] if args.npus is None else args.npus
     if npus < 1 or npus > spec["max_npus"]:
         raise ControlError("--npus must be 1-%d (%s)" % (spec["max_npus"], NPUS_OF[args.product]))
-    data = st_mod.new_state(args.hostname, args.index, npus, args.pod_dir, product=args.product)
-    st_mod.save(path, data)
-    if args.product == st_mod.DEFAULT_PRODUCT:
+    data = node_mod.new_state(args.hostname, args.index, npus, args.pod_dir, product=args.product)
+    statefile.save(path, data)
+    if args.product == node_mod.DEFAULT_PRODUCT:
         res.o("initialised %s (hostname %s, index %d, %d NPUs)" % (path, args.hostname, args.index, npus))
     else:
         res.o("initialised %s (hostname %s, index %d, %s: %d NPUs, %d chips)" % (
@@ -196,12 +198,12 @@ def cmd_init(args, path, res):
 def cmd_install(args, path, res):
     prefix = os.path.abspath(args.prefix)
     python = args.python or default_python()
-    with st_mod.transaction(path) as data:
+    with statefile.transaction(path) as data:
         data["install_prefix"] = prefix
         data["python"] = python
         data["served_wrappers"] = bool(args.server)  # a restored wrapper (missing-tool cleared) is written the same way
-        missing = set(str(f.get("value")) for f in st_mod.faults_for(data, "missing-tool"))
-        snapshot = st_mod.deep_copy(data)
+        missing = set(str(f.get("value")) for f in faults_mod.faults_for(data, "missing-tool"))
+        snapshot = statefile.deep_copy(data)
     client = client_path() if args.server else None
     for tool in WRAPPER_PATHS:
         if tool not in missing:
@@ -301,26 +303,26 @@ def _fold_switch_pfc(data, when):
     """Before a switch-pfc-priority fault is set or removed: keep the pauses counted so far on every port it
     holds on (model.fold_pfc_growth), so that its -stat/-pfc_stat counters never go backwards."""
     for npu in data["npus"]:
-        if st_mod.faults_for(data, "switch-pfc-priority", npu["id"]):
+        if faults_mod.faults_for(data, "switch-pfc-priority", npu["id"]):
             model.fold_pfc_growth(data, npu["id"], when)
 
 
 def cmd_fault(args, path, res):
     if args.action == "list":
-        res.o(json.dumps(st_mod.load(path).get("faults", []), indent=1))
+        res.o(json.dumps(statefile.load(path).get("faults", []), indent=1))
         return
     if args.action == "set":
         if not args.kind:
             raise ControlError("fault set needs KIND")
-        with st_mod.transaction(path) as data:
+        with statefile.transaction(path) as data:
             _check_fault(args.kind, args.device, args.value, data)
             if args.kind == "switch-pfc-priority":
-                _fold_switch_pfc(data, st_mod.now(data))
+                _fold_switch_pfc(data, node_mod.now(data))
             data["faults"] = [f for f in data["faults"]
                               if not (f["kind"] == args.kind and f.get("device") == args.device)]
             data["faults"].append({"kind": args.kind, "device": args.device, "value": args.value,
-                                   "tool": args.tool, "since": st_mod.now(data)})
-            snapshot = st_mod.deep_copy(data)
+                                   "tool": args.tool, "since": node_mod.now(data)})
+            snapshot = statefile.deep_copy(data)
         if args.kind == "missing-tool" and snapshot.get("install_prefix"):
             target = os.path.join(snapshot["install_prefix"], WRAPPER_PATHS[args.value])
             if os.path.exists(target):
@@ -334,13 +336,13 @@ def cmd_fault(args, path, res):
                                      "" if args.value in (None, "") else " value %s" % args.value))
         return
     # clear
-    with st_mod.transaction(path) as data:
+    with statefile.transaction(path) as data:
         removed = [f for f in data["faults"] if (not args.kind or f["kind"] == args.kind)
                    and (args.device is None or f.get("device") == args.device)]
         if any(f["kind"] == "switch-pfc-priority" for f in removed):
-            _fold_switch_pfc(data, st_mod.now(data))
+            _fold_switch_pfc(data, node_mod.now(data))
         data["faults"] = [f for f in data["faults"] if f not in removed]
-        when = st_mod.now(data)
+        when = node_mod.now(data)
         if any(f["kind"] == "link-stuck-down" for f in removed):
             for npu in data["npus"]:
                 if npu.get("net") is None:
@@ -350,7 +352,7 @@ def cmd_fault(args, path, res):
                     link["stuck"] = False
                     link["down_until"] = None
                     link["events"].append([when, "UP"])
-        snapshot = st_mod.deep_copy(data)
+        snapshot = statefile.deep_copy(data)
     for fault in removed:
         if fault["kind"] == "missing-tool" and snapshot.get("install_prefix"):
             client = client_path(build=False) if snapshot.get("served_wrappers", True) else None
@@ -371,16 +373,16 @@ def _parse_value(text):
 
 def cmd_state(args, path, res):
     if args.action == "show":
-        res.o(json.dumps(st_mod.load(path), indent=1))
+        res.o(json.dumps(statefile.load(path), indent=1))
         return
     if args.action == "effective":
-        res.o(json.dumps(model.effective(st_mod.load(path)), indent=1))
+        res.o(json.dumps(model.effective(statefile.load(path)), indent=1))
         return
     if not args.key:
         raise ControlError("state %s needs KEY" % args.action)
     if args.action == "get":
         try:
-            res.o(json.dumps(st_mod.get_path(st_mod.load(path), args.key)))
+            res.o(json.dumps(statefile.get_path(statefile.load(path), args.key)))
         except (KeyError, IndexError, ValueError):
             raise ControlError("no key %s in the state" % args.key) from None
         return
@@ -388,12 +390,12 @@ def cmd_state(args, path, res):
         raise ControlError("state set needs KEY VALUE")
     value = _parse_value(args.value)
     _check_host_value(args.key, value)
-    with st_mod.transaction(path) as data:
+    with statefile.transaction(path) as data:
         try:
-            st_mod.set_path(data, args.key, value)
+            statefile.set_path(data, args.key, value)
         except (KeyError, IndexError, ValueError, TypeError):
             raise ControlError("cannot set %s" % args.key) from None
-        snapshot = st_mod.deep_copy(data)
+        snapshot = statefile.deep_copy(data)
     if args.key.startswith("versions") or args.key == "arch":
         render_version_files(snapshot)
     if args.key.split(".")[0] in ("host", "numa"):
@@ -415,8 +417,8 @@ def _check_host_value(key, value):
         return
     if parts[0] != "host" or len(parts) != 2:
         return
-    if parts[1] == "transparent_hugepage" and value not in st_mod.THP_MODES:
-        raise ControlError("host.transparent_hugepage must be one of %s" % "|".join(st_mod.THP_MODES))
+    if parts[1] == "transparent_hugepage" and value not in node_mod.THP_MODES:
+        raise ControlError("host.transparent_hugepage must be one of %s" % "|".join(node_mod.THP_MODES))
     if parts[1] in HOST_INT_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise ControlError("host.%s must be an integer >= 0" % parts[1])
     if parts[1] == "swappiness" and value > 200:
@@ -443,7 +445,7 @@ def cpu_totals(lines):
 
 
 def cmd_calls(args, path, res):
-    log = st_mod.calls_path(path)
+    log = statefile.calls_path(path)
     if args.clear:
         with open(log, "w", encoding="utf-8"):
             pass
@@ -466,8 +468,8 @@ def cmd_calls(args, path, res):
 
 
 def _pod(path):
-    st = st_mod.load(path)
-    return st, [node for _path, node in st_mod.pod_states(st, path)]
+    st = statefile.load(path)
+    return st, [node for _path, node in statefile.pod_states(st, path)]
 
 
 def _require_ports(states):
@@ -487,12 +489,12 @@ def cmd_train(args, path, res):
     shift = 0.0
     if args.seed is None and perf.noise_shift(st, 0):
         # count the runs under the noise fault (only then is the state written) to shift each one
-        with st_mod.transaction(path) as data:
+        with statefile.transaction(path) as data:
             runs = int(data["settings"].get("noisy_runs", 0))
             data["settings"]["noisy_runs"] = runs + 1
         shift = perf.noise_shift(st, runs)
     for line in perf.train_lines(states, st, steps=args.steps, seed=args.seed, log_interval=args.log_interval,
-                                 start=st_mod.now(st), run_shift=shift):
+                                 start=node_mod.now(st), run_shift=shift):
         res.o(line)
 
 
@@ -520,12 +522,12 @@ def cmd_busbw(args, path, res):
 
 def cmd_shm(args, path, res):
     """``npu-sim shm sync``: make the node's /dev/shm match the shm-full fault (podctl runs it when a node starts)."""
-    res.o(host.sync_shm(st_mod.load(path), path))
+    res.o(host.sync_shm(statefile.load(path), path))
 
 
 def build_parser():
     parser = _Parser(prog="npu-sim", description="Control the Ascend tool simulator of one node.")
-    parser.add_argument("--state", help="state file (default $NPU_SIM_STATE or %s)" % st_mod.DEFAULT_STATE_PATH)
+    parser.add_argument("--state", help="state file (default $NPU_SIM_STATE or %s)" % statefile.DEFAULT_STATE_PATH)
     sub = parser.add_subparsers(dest="command")
 
     init = sub.add_parser("init", help="write a fresh, untuned node state")
@@ -533,9 +535,9 @@ def build_parser():
     init.add_argument("--hostname", required=True)
     init.add_argument("--index", type=int, required=True)
     init.add_argument("--npus", type=int, help="NPUs (cards) of the node (default: all of the product's)")
-    init.add_argument("--product", choices=tuple(st_mod.PRODUCTS), default=st_mod.DEFAULT_PRODUCT,
+    init.add_argument("--product", choices=tuple(node_mod.PRODUCTS), default=node_mod.DEFAULT_PRODUCT,
                       help="product profile: %s (default %%(default)s)" % ", ".join(
-                          "%s = %s" % (key, spec["name"]) for key, spec in st_mod.PRODUCTS.items()))
+                          "%s = %s" % (key, spec["name"]) for key, spec in node_mod.PRODUCTS.items()))
     init.add_argument("--pod-dir")
     init.add_argument("--force", action="store_true")
 
@@ -604,9 +606,9 @@ def run(argv):
         args = build_parser().parse_args(list(argv))
         if not args.command:
             raise ControlError("usage: npu-sim {%s} ..." % ",".join(COMMANDS))
-        path = st_mod.state_path(getattr(args, "state_sub", None) or args.state)
+        path = statefile.state_path(getattr(args, "state_sub", None) or args.state)
         COMMANDS[args.command](args, path, res)
-    except (ControlError, st_mod.StateError) as exc:
+    except (ControlError, statefile.StateError) as exc:
         res.out = []
         res.e("npu-sim: %s" % exc)
         res.fail(2 if isinstance(exc, ControlError) else 1)

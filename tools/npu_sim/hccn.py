@@ -9,8 +9,11 @@ Exit status = internal code & 0xFF (Result.exit_code).
 import os
 import time
 
+from . import faults as faults_mod
 from . import model
-from . import state as st_mod
+from . import node as node_mod
+from . import ports as ports_mod
+from . import statefile
 from .output import Result
 
 SET_OK = "Cmd executed successfully!"
@@ -130,7 +133,7 @@ def _get_tls(st, dev, res, args):
     tls = st["npus"][dev]["net"]["tls"]
     res.o("dev_id:%d, tls switch[%d](0:disable, 1:enable), tls preconfigured[%d](0:non-preset, 1:preset), "
           "tls alarm time threshold[%d]days" % (dev, tls["enable"], tls["preconfigured"], tls["alarm_days"]))
-    when = st_mod.now(st)
+    when = node_mod.now(st)
     for cert in tls.get("certs", []):
         res.o("dev_id:%d, [%s] info:" % (dev, cert["type"]))
         res.o("\t subject[%s]" % cert.get("subject", ""))
@@ -241,7 +244,7 @@ def _get_stat(st, dev, res, args):
     # stored counters plus the PFC pause frames and a slow port's errors since then (model.net_counters)
     stats = model.net_counters(st, dev)[0]
     res.o("packet statistics:")
-    for key in st_mod.STAT_KEYS:
+    for key in ports_mod.STAT_KEYS:
         res.o("%s:%d" % (key, int(stats.get(key, 0))))
 
 
@@ -274,7 +277,7 @@ def _get_lldp(st, dev, res, args):
 
 
 def _get_link_stat(st, dev, res, args):
-    when = st_mod.now(st)
+    when = node_mod.now(st)
     events = model.link_events(st, dev, when)
     prefix = "[devid %d]" % dev
     res.o("%scurrent time        : %s" % (prefix, time.asctime(time.localtime(when))))
@@ -338,7 +341,7 @@ def ping_reachable(st, dev, address, size, local_path):
     net = st["npus"][dev]["net"]
     if not model.link_up(st, dev):
         return False
-    if st_mod.faults_for(st, "ip-conflict", dev):
+    if faults_mod.faults_for(st, "ip-conflict", dev):
         return False
     if not model.same_subnet(net["ip"], net["netmask"], address):
         return False
@@ -346,13 +349,13 @@ def ping_reachable(st, dev, address, size, local_path):
         return False
     if not model.frame_fits(st, dev, size + model.IP_ICMP_HEADERS):
         return False
-    peer, peer_dev = _find_peer(st_mod.pod_states(st, local_path, contains='"%s"' % address), address)
+    peer, peer_dev = _find_peer(statefile.pod_states(st, local_path, contains='"%s"' % address), address)
     if peer is None:
         return False
     peer_net = peer["npus"][peer_dev]["net"]
-    if peer is not st and st_mod.faults_for(peer, "ip-conflict", peer_dev):
+    if peer is not st and faults_mod.faults_for(peer, "ip-conflict", peer_dev):
         return False
-    if not model.link_up(peer, peer_dev, st_mod.now(st) if peer is st else None):
+    if not model.link_up(peer, peer_dev, node_mod.now(st) if peer is st else None):
         return False
     if not model.same_subnet(peer_net["ip"], peer_net["netmask"], net["ip"]):
         return False
@@ -414,11 +417,11 @@ def _val_ip(st, dev, args, local_path):
     if not model.valid_ipv4(params["address"]) or not model.valid_netmask(params["netmask"]):
         raise HccnError(0x2006, "The ip address you configured is invalid!")
     address = params["address"]
-    conflicts = st_mod.faults_for(st, "ip-conflict", dev)
+    conflicts = faults_mod.faults_for(st, "ip-conflict", dev)
     for fault in conflicts:
         if not fault.get("value") or fault.get("value") == address:
             raise HccnError(0x2007, "The ip address configured is conflicted!")
-    for _path, node in st_mod.pod_states(st, local_path, contains='"%s"' % address):
+    for _path, node in statefile.pod_states(st, local_path, contains='"%s"' % address):
         for npu in node.get("npus", []):
             if (npu.get("net") or {}).get("ip") == address and not (node is st and npu["id"] == dev):
                 raise HccnError(0x2007, "The ip address configured is conflicted!")
@@ -474,11 +477,11 @@ def _val_tls(st, dev, args, local_path):
 
 def _flap(data, dev):
     """A PFC or MTU change takes the port DOWN for settings.flap_seconds, then UP (computed from time)."""
-    when = st_mod.now(data)
+    when = node_mod.now(data)
     link = data["npus"][dev]["net"]["link"]
     flap = float(data.get("settings", {}).get("flap_seconds", 5.0))
     stuck = False
-    for fault in st_mod.faults_for(data, "link-stuck-down", dev):
+    for fault in faults_mod.faults_for(data, "link-stuck-down", dev):
         # without a value every set sticks; with --value K only the next K sets of the port do, and a later set
         # retrains the port and it comes UP again after the usual flap (how a roll-back can bring it back)
         limit = fault.get("value")
@@ -516,7 +519,7 @@ def _val_pfc(st, dev, args, local_path):
     def apply(data):
         new = [int(bit) for bit in bits]
         # keep the pauses of the priorities this set disables, stamp the ones it enables (net.pfc_since)
-        model.fold_pfc_counters(data, dev, new, st_mod.now(data))
+        model.fold_pfc_counters(data, dev, new, node_mod.now(data))
         data["npus"][dev]["net"]["pfc"] = new
         _flap(data, dev)
     return apply
@@ -604,12 +607,12 @@ def _parse_argv(argv):
 
 def _maybe_busy_or_hang(path, st, dev):
     """Apply the busy and hang faults. Returns True when the call must answer 'busy'."""
-    for fault in st_mod.faults_for(st, "hang", dev):
+    for fault in faults_mod.faults_for(st, "hang", dev):
         if fault.get("tool") in (None, "", "hccn_tool"):
             time.sleep(float(fault.get("value") or 3600))
             break
-    busy = [f for f in st_mod.faults_for(st, "busy", dev) if f.get("tool") in (None, "", "hccn_tool")]
-    return st_mod.fault_fires(path, busy)
+    busy = [f for f in faults_mod.faults_for(st, "busy", dev) if f.get("tool") in (None, "", "hccn_tool")]
+    return faults_mod.fault_fires(path, busy)
 
 
 def run(argv, path):
@@ -620,7 +623,7 @@ def run(argv, path):
     except HccnError as err:
         _emit_error(res, err)
         return res
-    st = st_mod.load(path)
+    st = statefile.load(path)
     try:
         dev = int(device, 10)
     except ValueError:
@@ -651,7 +654,7 @@ def run(argv, path):
         apply = SETTERS[command](st, dev, params, path)
         if _euid() != 0:
             raise HccnError(0x300C, "permission denied: pls check this cmd run permission.")
-        with st_mod.transaction(path) as data:
+        with statefile.transaction(path) as data:
             apply(data)
         res.o(SET_OK)
     except HccnError as err:

@@ -4,7 +4,9 @@
 
 import os
 
-from . import state as st_mod
+from . import faults as faults_mod
+from . import node as node_mod
+from . import statefile
 from .output import Result
 
 LSCPU_FLAGS = "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma dcpop asimddp asimdfhm ssbs"
@@ -59,7 +61,7 @@ def render_lscpu(st):
         ("NUMA:", ""), ("  NUMA node(s):", str(len(numa["nodes"]))),
     ]
     for node in numa["nodes"]:
-        rows.append(("  NUMA node%d CPU(s):" % node["id"], st_mod.cpu_range(node["id"], numa["cpus_per_node"])))
+        rows.append(("  NUMA node%d CPU(s):" % node["id"], node_mod.cpu_range(node["id"], numa["cpus_per_node"])))
     rows.append(("Vulnerabilities:", ""))
     rows += [("  %s:" % name, value) for name, value in LSCPU_VULNS]
     return ["%-24s%s" % (label, value) for label, value in rows]
@@ -67,7 +69,7 @@ def render_lscpu(st):
 
 def lscpu(argv, path):
     res = Result()
-    st = st_mod.load(path)
+    st = statefile.load(path)
     for line in render_lscpu(st):
         res.o(line)
     return res
@@ -96,7 +98,7 @@ def numactl(argv, path, launch=True):
     """``numactl -H`` prints the layout; ``numactl -N n -m n [--] cmd ...`` execs cmd with the binding
     recorded in NPU_SIM_NUMA_NODE / NPU_SIM_MEM_NODE (read by the performance model)."""
     res = Result()
-    st = st_mod.load(path)
+    st = statefile.load(path)
     count = len(st["numa"]["nodes"])
     words = list(argv)
     if not words:
@@ -178,7 +180,7 @@ def cpupower(argv, path):
     if not words or words[0] not in ("frequency-info", "frequency-set"):
         res.e("Usage:\tcpupower [-d|--debug] [-c|--cpu cpulist ] <command> [<args>]")
         return res.fail(1)
-    st = st_mod.load(path)
+    st = statefile.load(path)
     cpu = st["cpu"]
     total = _cpus(st)
     # cpupower's defaults: info commands look at CPU 0, frequency-set works on every CPU.
@@ -203,7 +205,7 @@ def cpupower(argv, path):
         res.o("  CPUs which need to have their frequency coordinated by software: 0")
         res.o("  maximum transition latency:  Cannot determine or is not supported.")
         res.o("  hardware limits: %s - %s" % (_ghz(cpu["min_mhz"]), _ghz(cpu["max_mhz"])))
-        res.o("  available cpufreq governors: %s" % " ".join(st_mod.GOVERNORS))
+        res.o("  available cpufreq governors: %s" % " ".join(node_mod.GOVERNORS))
         for line in policy:
             res.o(line)
         current = cpu["max_mhz"] if st["governor"] == "performance" else 2000
@@ -218,7 +220,7 @@ def cpupower(argv, path):
             governor = word.split("=", 1)[1]
     euid = os.environ.get("NPU_SIM_EUID")
     euid = int(euid) if euid not in (None, "") else os.geteuid()
-    if governor is None or governor not in st_mod.GOVERNORS or euid != 0:
+    if governor is None or governor not in node_mod.GOVERNORS or euid != 0:
         res.e("Error setting new values. Common errors:")
         res.e("- Do you have proper administration rights? (super-user?)")
         res.e("- Is the governor you requested available and modprobed?")
@@ -227,7 +229,7 @@ def cpupower(argv, path):
         res.e("   for example because of hardware which cannot be set to a specific frequency")
         res.e("   or because the userspace governor isn't loaded?")
         return res.fail(237)
-    with st_mod.transaction(path) as data:
+    with statefile.transaction(path) as data:
         data["governor"] = governor
     for cpu_id in chosen:
         res.o("Setting cpu: %d" % cpu_id)
@@ -409,7 +411,7 @@ def lspci(argv, path):
         else:
             res.e(LSPCI_USAGE)
         return res.fail(1)
-    st = st_mod.load(path)
+    st = statefile.load(path)
     for fn in pci_functions(st):
         if ids and any(want is not None and want != have for want, have in zip(ids, (fn[4], fn[5], fn[6]))):
             continue
@@ -451,7 +453,7 @@ def meminfo_values(st):
     """A modelled /proc/meminfo of the node, in kB: MemTotal/MemFree agree with ``numactl -H`` (the sum of the
     NUMA node sizes / free memory); the hugepage pool comes from the ``host`` section; the rest is a
     plausible split of the used memory (page cache, anonymous memory, slab) of a training node."""
-    host = st_mod.host_settings(st)
+    host = node_mod.host_settings(st)
     nodes = st["numa"]["nodes"]
     total = sum(int(node["size_mb"]) for node in nodes) * 1024
     free = sum(int(node["free_mb"]) for node in nodes) * 1024
@@ -506,13 +508,13 @@ def render_meminfo(st):
 
 
 def render_swappiness(st):
-    return ["%d" % int(st_mod.host_settings(st)["swappiness"])]
+    return ["%d" % int(node_mod.host_settings(st)["swappiness"])]
 
 
 def render_thp(st):
     """``always madvise [never]``: the active mode in brackets, as sysfs prints it."""
-    mode = st_mod.host_settings(st)["transparent_hugepage"]
-    return [" ".join("[%s]" % word if word == mode else word for word in st_mod.THP_MODES)]
+    mode = node_mod.host_settings(st)["transparent_hugepage"]
+    return [" ".join("[%s]" % word if word == mode else word for word in node_mod.THP_MODES)]
 
 
 HOST_RENDERERS = {"meminfo": render_meminfo, "swappiness": render_swappiness, "transparent_hugepage": render_thp}
@@ -561,14 +563,14 @@ IOSTAT_USAGE = "Usage: iostat [ options ] [ <interval> [ <count> ] ]"
 
 def io_settings(st):
     """iowait_pct and shm_size_mb of the ``host`` section, with their defaults."""
-    host = st_mod.host_settings(st)
+    host = node_mod.host_settings(st)
     return dict((key, host.get(key, default) if host.get(key) is not None else default) for key, default in IO_DEFAULTS.items())
 
 
 def iowait_pct(st):
     """The modelled CPU time waiting for IO, percent: an ``iowait`` fault wins over host.iowait_pct."""
     value = float(io_settings(st)["iowait_pct"])
-    for fault in st_mod.faults_for(st, "iowait"):
+    for fault in faults_mod.faults_for(st, "iowait"):
         value = max(value, float(fault.get("value") or IOWAIT_FAULT_DEFAULT))
     return min(100.0, max(0.0, value))
 
@@ -629,12 +631,12 @@ def vmstat(argv, path):
         res.e(problem)
         return res.fail(1)
     delay, count = parsed
-    st = st_mod.load(path)
+    st = statefile.load(path)
     mem = dict(meminfo_values(st))
     cpus = _cpus(st)
     for line in VMSTAT_HEADER:
         res.o(line)
-    start = st_mod.now(st)
+    start = node_mod.now(st)
     for index in range(count):
         if index:
             _pause(st, delay)
@@ -676,9 +678,9 @@ def iostat(argv, path):
         res.e(problem)
         return res.fail(1)
     delay, count = parsed
-    st = st_mod.load(path)
+    st = statefile.load(path)
     import time
-    start = st_mod.now(st)
+    start = node_mod.now(st)
     date = time.strftime("%m/%d/%y", time.localtime(start))
     res.o("%s %s (%s) \t%s \t_%s_\t(%d CPU)" % (os.uname().sysname, os.uname().release, st.get("hostname"), date,
                                                 st.get("arch", "aarch64"), _cpus(st)))
@@ -701,7 +703,7 @@ def iostat(argv, path):
 def shm_fill_pct(st):
     """Percent of /dev/shm the ``shm-full`` fault fills (None without the fault)."""
     found = None
-    for fault in st_mod.faults_for(st, "shm-full"):
+    for fault in faults_mod.faults_for(st, "shm-full"):
         found = float(fault.get("value") or SHM_FULL_DEFAULT)
     return found
 

@@ -1,6 +1,9 @@
 """Derived views of a node state: faults applied, link status computed from time (no daemon)."""
 
-from . import state as st_mod
+from . import faults as faults_mod
+from . import node as node_mod
+from . import ports as ports_mod
+from . import statefile
 
 # Illustrative health codes per level (the simulator's choice; real codes depend on the event).
 HEALTH_CODES = {
@@ -101,7 +104,7 @@ def slow_faults(st, npus=None):
 def _slow_port_events(st, device, when):
     """The link retrains that left a ``slow-port`` port degraded: DOWN/UP pairs, the last UP at ``since``."""
     events = []
-    for fault in st_mod.faults_for(st, "slow-port", device):
+    for fault in faults_mod.faults_for(st, "slow-port", device):
         since = float(fault.get("since") or when)
         for number in range(SLOW_PORT_RETRAINS):
             up = since - number * SLOW_PORT_RETRAIN_GAP_S
@@ -112,7 +115,7 @@ def _slow_port_events(st, device, when):
 def pfc_storm(st, device):
     """(frames per second, since) of the strongest ``pfc-storm`` fault on ``device``; (0.0, None) without one."""
     rate, since = 0.0, None
-    for fault in st_mod.faults_for(st, "pfc-storm", device):
+    for fault in faults_mod.faults_for(st, "pfc-storm", device):
         value = max(0.0, _number(fault.get("value"), PFC_STORM_PER_S))
         if value > rate:
             rate, since = value, float(fault.get("since") or 0.0)
@@ -135,7 +138,7 @@ def pfc_enabled_since(st, device, prio):
 def switch_frame(st, device):
     """Maximum frame size of the switch port cabled to ``device`` under a ``switch-frame`` fault (the smallest
     when several apply), or None: a healthy switch port is not modelled as dropping any frame the NPU sends."""
-    sizes = [int(_number(fault.get("value"), SWITCH_FRAME_DEFAULT)) for fault in st_mod.faults_for(st, "switch-frame", device)]
+    sizes = [int(_number(fault.get("value"), SWITCH_FRAME_DEFAULT)) for fault in faults_mod.faults_for(st, "switch-frame", device)]
     return min(sizes) if sizes else None
 
 
@@ -158,7 +161,7 @@ def _switch_prio_of(fault):
 
 def switch_pfc_priorities(st, device):
     """The priorities of the ``switch-pfc-priority`` faults on ``device`` (sorted, no repeats)."""
-    return sorted(set(_switch_prio_of(fault) for fault in st_mod.faults_for(st, "switch-pfc-priority", device)))
+    return sorted(set(_switch_prio_of(fault) for fault in faults_mod.faults_for(st, "switch-pfc-priority", device)))
 
 
 def switch_pfc_priority(st, device):
@@ -166,7 +169,7 @@ def switch_pfc_priority(st, device):
     and a node fault overlap); (None, None) without one."""
     found = (None, None)
     newest = None
-    for fault in st_mod.faults_for(st, "switch-pfc-priority", device):
+    for fault in faults_mod.faults_for(st, "switch-pfc-priority", device):
         since = float(fault.get("since") or 0.0)
         if newest is None or since > newest or (since == newest and fault.get("device") is not None):
             newest, found = since, (_switch_prio_of(fault), since)
@@ -175,7 +178,7 @@ def switch_pfc_priority(st, device):
 
 def switch_no_ecn(st, device):
     """True when the switch port cabled to ``device`` does not mark ECN (``switch-no-ecn``)."""
-    return bool(st_mod.faults_for(st, "switch-no-ecn", device))
+    return bool(faults_mod.faults_for(st, "switch-no-ecn", device))
 
 
 def cnp_per_port(sizes, iters, warmup, nodes):
@@ -195,7 +198,7 @@ def add_cnp(data, npus, count):
         if switch_no_ecn(data, device):
             continue
         net = data["npus"][device]["net"]
-        stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+        stats = net.setdefault("stats", dict((key, 0) for key in ports_mod.STAT_KEYS))
         for key in ("roce_tx_cnp_pkt_num", "roce_rx_cnp_pkt_num"):
             stats[key] = int(stats.get(key, 0)) + int(count)
         counted.append(device)
@@ -247,9 +250,9 @@ def pfc_growth(st, device, when):
 def net_counters(st, device, when=None):
     """-> (stats, pfc_stat) of ``device`` as ``-stat -g`` and ``-pfc_stat -g`` show them at ``when``: the
     stored counters plus the PFC pauses and the errors of a slow port since then (copies; nothing written)."""
-    when = st_mod.now(st) if when is None else when
+    when = node_mod.now(st) if when is None else when
     net = st["npus"][device]["net"]
-    stats = dict((key, int(net.get("stats", {}).get(key, 0))) for key in st_mod.STAT_KEYS)
+    stats = dict((key, int(net.get("stats", {}).get(key, 0))) for key in ports_mod.STAT_KEYS)
     stored = net.get("pfc_stat") or {}
     pfc_stat = {"tx_ms": [float(v) for v in stored.get("tx_ms", [0.0] * 8)],
                 "rx_ms": [float(v) for v in stored.get("rx_ms", [0.0] * 8)],
@@ -263,7 +266,7 @@ def net_counters(st, device, when=None):
             pfc_stat[key][prio] += grown[key][prio]
     stats["mac_tx_pfc_pkt_num"] += sum(grown["tx_frames"])
     stats["mac_rx_pfc_pkt_num"] += sum(grown["rx_frames"])
-    for fault in st_mod.faults_for(st, "slow-port", device):
+    for fault in faults_mod.faults_for(st, "slow-port", device):
         seconds = max(0.0, when - float(fault.get("since") or when))
         for key, per_s in SLOW_PORT_ERRORS_PER_S:
             stats[key] += int(per_s * seconds)
@@ -278,7 +281,7 @@ def fold_pfc_counters(data, device, bits, when):
         # the switch-side growth does not follow the bitmap: keep everything counted so far
         fold_pfc_growth(data, device, when)
     grown = pfc_growth(data, device, when)
-    stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+    stats = net.setdefault("stats", dict((key, 0) for key in ports_mod.STAT_KEYS))
     pfc_stat = net.setdefault("pfc_stat", {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8,
                                            "err_cnt": [0] * 8})
     stamps = list(net.get("pfc_since") or [])
@@ -307,7 +310,7 @@ def fold_pfc_growth(data, device, when):
     ``switch-pfc-priority`` fault set or cleared, a PFC set under it), so the counters never go backwards."""
     net = data["npus"][device]["net"]
     grown = pfc_growth(data, device, when)
-    stats = net.setdefault("stats", dict((key, 0) for key in st_mod.STAT_KEYS))
+    stats = net.setdefault("stats", dict((key, 0) for key in ports_mod.STAT_KEYS))
     pfc_stat = net.setdefault("pfc_stat", {"tx_ms": [0.0] * 8, "rx_ms": [0.0] * 8, "warn_cnt": [0] * 8,
                                            "err_cnt": [0] * 8})
     for prio in range(8):
@@ -325,14 +328,14 @@ def fold_pfc_growth(data, device, when):
 
 def link_up(st, device, when=None):
     """True when the port of ``device`` is UP at time ``when``."""
-    when = st_mod.now(st) if when is None else when
+    when = node_mod.now(st) if when is None else when
     link = st["npus"][device]["net"]["link"]
     if link.get("stuck"):
         return False
     down_until = link.get("down_until")
     if down_until is not None and when < float(down_until):
         return False
-    for fault in st_mod.faults_for(st, "link-flap", device):
+    for fault in faults_mod.faults_for(st, "link-flap", device):
         period = float(fault.get("value") or 4.0)
         if period > 0 and (when % period) >= period / 2.0:
             return False
@@ -342,7 +345,7 @@ def link_up(st, device, when=None):
 def _flap_events(st, device, when, limit=32):
     """Transitions of a ``link-flap`` fault since it was set: DOWN at k*P + P/2, UP at (k+1)*P."""
     events = []
-    for fault in st_mod.faults_for(st, "link-flap", device):
+    for fault in faults_mod.faults_for(st, "link-flap", device):
         period = float(fault.get("value") or 4.0)
         since = float(fault.get("since") or when)
         if period <= 0:
@@ -362,7 +365,7 @@ def _flap_events(st, device, when, limit=32):
 
 def link_events(st, device, when=None):
     """Link change records up to ``when``, newest first (a flapping port's transitions included)."""
-    when = st_mod.now(st) if when is None else when
+    when = node_mod.now(st) if when is None else when
     events = [ev for ev in st["npus"][device]["net"]["link"].get("events", []) if float(ev[0]) <= when]
     events += _flap_events(st, device, when)
     events += _slow_port_events(st, device, when)
@@ -376,17 +379,17 @@ def _worse(a, b):
 def effective(st):
     """A copy of the state with the active faults applied (health, ECC, processes, versions, the counters
     that grow with time)."""
-    eff = st_mod.deep_copy(st)
-    when = st_mod.now(st)
+    eff = statefile.deep_copy(st)
+    when = node_mod.now(st)
     for npu in eff["npus"]:
         dev = npu["id"]
-        for fault in st_mod.faults_for(st, "health", dev):
+        for fault in faults_mod.faults_for(st, "health", dev):
             level = fault.get("value") or "Alarm"
             if level not in HEALTH_CODES:
                 level = "Alarm"
             npu["health"] = _worse(npu["health"], level)
             npu["error_codes"] = npu["error_codes"] + HEALTH_CODES[level]
-        for fault in st_mod.faults_for(st, "ecc-multibit", dev):
+        for fault in faults_mod.faults_for(st, "ecc-multibit", dev):
             count = int(fault.get("value") or 1)
             ecc = npu["ecc"]
             ecc["hbm_double"] += count
@@ -394,11 +397,11 @@ def effective(st):
             ecc["hbm_double_iso"] += count
             npu["health"] = _worse(npu["health"], "Alarm")
             npu["error_codes"] = npu["error_codes"] + [ECC_MULTIBIT_CODE]
-        for fault in st_mod.faults_for(st, "ecc-singlebit", dev):
+        for fault in faults_mod.faults_for(st, "ecc-singlebit", dev):
             grown = ecc_singlebit_errors(fault, when)
             npu["ecc"]["hbm_single"] += grown
             npu["ecc"]["hbm_single_agg"] += grown
-        for fault in st_mod.faults_for(st, "process", dev):
+        for fault in faults_mod.faults_for(st, "process", dev):
             name, mem = "python", 30780
             value = fault.get("value")
             if value:
@@ -416,7 +419,7 @@ def effective(st):
         npu["net"]["lldp"]["max_frame"] = lldp_max_frame(st, dev)
         # PFC pauses and a slow port's errors grow with time (see net_counters)
         npu["net"]["stats"], npu["net"]["pfc_stat"] = net_counters(st, dev, when)
-    for fault in st_mod.faults_for(st, "version"):
+    for fault in faults_mod.faults_for(st, "version"):
         eff["versions"].update(parse_kv(fault.get("value") or ""))
     return eff
 

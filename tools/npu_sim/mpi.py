@@ -15,7 +15,7 @@ import os
 
 from . import model
 from . import perf
-from . import state as st_mod
+from . import statefile
 from .output import Result
 
 HCCL_DTYPES = ("int8", "int16", "int32", "fp16", "fp32", "int64", "uint64", "uint8", "uint16", "uint32",
@@ -173,7 +173,7 @@ def run_nodes(st, path, nodes, env):
 
 def run_node_paths(st, path, nodes, env):
     """run_nodes as (state path, state) pairs."""
-    pairs = st_mod.pod_states(st, path)
+    pairs = statefile.pod_states(st, path)
     paths = dict((id(node), node_path) for node_path, node in pairs)
     paths.setdefault(id(st), path)
     return [(paths[id(node)], node) for node in _run_nodes(st, [node for _path, node in pairs], nodes, env)]
@@ -206,7 +206,7 @@ def all_reduce_test(argv, path, env=None):
     """hccl_test ``all_reduce_test``: the modelled table for the nodes ``mpirun`` names (first N of the PoD)."""
     env = os.environ if env is None else env
     res = Result()
-    st = st_mod.load(path)
+    st = statefile.load(path)
     if any(npu.get("net") is None for npu in st["npus"]):
         # an inference host of PCIe-only chips (Atlas 300I Duo): its HCCL bandwidth is not modelled
         res.e("npu-sim: %s (%s) links its chips over PCIe only; the simulator models all_reduce_test on HCCS and RoCE "
@@ -249,9 +249,9 @@ def record_cnp(pairs, npus, count):
         return
     for node_path, _node in pairs:
         try:
-            with st_mod.transaction(node_path) as data:
+            with statefile.transaction(node_path) as data:
                 model.add_cnp(data, npus, count)
-        except (st_mod.StateError, OSError):
+        except (statefile.StateError, OSError):
             continue
 
 

@@ -12,8 +12,10 @@ npu-smi prints its errors on STDOUT; exit status = negative code & 0xFF.
 
 import time
 
+from . import faults as faults_mod
 from . import model
-from . import state as st_mod
+from . import node as node_mod
+from . import statefile
 from .output import Result
 
 USAGE = "Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]"
@@ -259,7 +261,7 @@ def render_topo(st):
     per_node = st["numa"]["cpus_per_node"]
     for row in st["npus"]:
         cells = "".join("%-11s" % ("X" if col == row["id"] else "HCCS") for col in range(count))
-        lines.append("%-11s%s%s" % (names[row["id"]], cells, st_mod.cpu_range(row["numa_node"], per_node)))
+        lines.append("%-11s%s%s" % (names[row["id"]], cells, node_mod.cpu_range(row["numa_node"], per_node)))
     return lines + [""] + list(TOPO_LEGEND)
 
 
@@ -289,7 +291,7 @@ def _parse(argv):
 
 def _maybe_hang(st, dev=None):
     """A hang fault of one device stalls the views of that card (``-i N``) and every whole-node view."""
-    for fault in st_mod.faults_for(st, "hang", dev):
+    for fault in faults_mod.faults_for(st, "hang", dev):
         if fault.get("tool") in (None, "", "npu-smi"):
             time.sleep(float(fault.get("value") or 3600))
             return
@@ -301,9 +303,9 @@ def run(argv, path):
         if not argv or argv[0] != "info":
             raise SmiError(ERR_NOT_FOUND, ["Command or option is not found.", USAGE])
         opts = _parse(argv[1:])
-        st = model.effective(st_mod.load(path))
+        st = model.effective(statefile.load(path))
         product = st.get("profile")
-        if product not in (None, st_mod.DEFAULT_PRODUCT):
+        if product not in (None, node_mod.DEFAULT_PRODUCT):
             lines = _run_product(path, st, product, opts)
         else:
             lines = _run_a2(path, st, opts)
@@ -318,7 +320,7 @@ def run(argv, path):
 
 
 def _check_busy(path, st):
-    if st_mod.fault_fires(path, [f for f in st_mod.faults_for(st, "busy") if f.get("tool") == "npu-smi"]):
+    if faults_mod.fault_fires(path, [f for f in faults_mod.faults_for(st, "busy") if f.get("tool") == "npu-smi"]):
         # Real text when another container holds the devices (npu-smi_errors.txt).
         raise SmiError(ERR_DEVICE_USED, ["dcmi model initialized failed, because the device is used. ret is %d" % ERR_DEVICE_USED])
 
@@ -349,11 +351,11 @@ def _run_a2(path, st, opts):
 
 
 # ============================================================================= A3 and Atlas 300I Duo
-# Each entry of st["npus"] is one chip; st_mod.card_chips groups them by the NPU (card) id npu-smi prints.
+# Each entry of st["npus"] is one chip; node_mod.card_chips groups them by the NPU (card) id npu-smi prints.
 
 def _run_product(path, st, product, opts):
     card = opts["i"]
-    chips = st_mod.card_chips(st, int(card)) if card is not None and card.isdigit() else []
+    chips = node_mod.card_chips(st, int(card)) if card is not None and card.isdigit() else []
     for npu in chips or [None]:
         _maybe_hang(st, None if npu is None else npu["id"])
     _check_busy(path, st)
@@ -397,9 +399,9 @@ A3_HEAD_2 = "| Chip  Phy-ID              | Bus-Id        | AICore(%)   Memory-Us
 def render_table_a3(st):
     ver = st["versions"]["driver"]
     lines = [LINE_TOP, "| npu-smi %-24s Version: %-53s|" % (ver, ver), LINE_DASH, HEAD_1, A3_HEAD_2, LINE_EQ]
-    cards = st_mod.card_ids(st)
+    cards = node_mod.card_ids(st)
     for card in cards:
-        for number, npu in enumerate(st_mod.card_chips(st, card)):
+        for number, npu in enumerate(node_mod.card_chips(st, card)):
             if number:
                 lines.append(LINE_TOP)
             lines.append("| %-5d %-20s| %-13s | %-11s %-17d %-5d/ %-14d|" % (
@@ -411,7 +413,7 @@ def render_table_a3(st):
     lines += [LINE_DASH, PROC_HEAD, LINE_EQ]
     for card in cards:
         rows = []
-        for npu in st_mod.card_chips(st, card):
+        for npu in node_mod.card_chips(st, card):
             for proc in npu["processes"]:
                 rows.append("| %-7d %-18d| %-13d | %-24s | %-24d|" % (card, _chip_of(npu), proc["pid"], proc["name"], proc["memory_mb"]))
         lines += rows or ["| No running processes found in NPU %-61d|" % card]
@@ -443,9 +445,9 @@ def _ddr_used(npu):
 def render_table_duo(st):
     ver = st["versions"]["driver"]
     lines = [DUO_TOP, "| npu-smi %-40s Version: %-44s |" % (ver, ver), DUO_DASH, DUO_HEAD_1, DUO_HEAD_2, DUO_EQ]
-    cards = st_mod.card_ids(st)
+    cards = node_mod.card_ids(st)
     for card in cards:
-        for number, npu in enumerate(st_mod.card_chips(st, card)):
+        for number, npu in enumerate(node_mod.card_chips(st, card)):
             if number:
                 lines.append(DUO_DASH)
             lines.append("| %-7d %-22s| %-15s | %-12s %-17d %-6d/ %-13d |" % (
@@ -456,7 +458,7 @@ def render_table_duo(st):
     lines += [DUO_DASH, DUO_PROC_HEAD, DUO_EQ]
     for card in cards:
         rows = []
-        for npu in st_mod.card_chips(st, card):
+        for npu in node_mod.card_chips(st, card):
             for proc in npu["processes"]:
                 rows.append("| %-7d %-22d| %-15d | %-24s | %-25d |" % (card, _chip_of(npu), proc["pid"], proc["name"], proc["memory_mb"]))
         lines += rows or ["| No running processes found in NPU %-7d%s|" % (card, " " * 62)]
@@ -468,10 +470,10 @@ def render_table_duo(st):
 def _list_cards(st, product):
     """-l: the A2 shape with each NPU's chip count. Boards that are not 910-class servers (the 300I Duo card) also
     print Product Name and Serial Number (driver source, print_all_info; no real multi-chip sample was found)."""
-    cards = st_mod.card_ids(st)
+    cards = node_mod.card_ids(st)
     lines = [kv("Total Count", len(cards)), ""]
     for card in cards:
-        chips = st_mod.card_chips(st, card)
+        chips = node_mod.card_chips(st, card)
         lines.append(kv("NPU ID", card))
         if product == "atlas-300i-duo":
             lines += [kv("Product Name", chips[0]["board"]["product_name"]), kv("Serial Number", chips[0]["board"]["serial_number"])]
@@ -483,8 +485,8 @@ def render_mapping_a3(st):
     """-m of an A3: a Chip Phy-ID column, chip name 'Ascend910', the MCU after the two dies. Driver source
     (print_mapping_info_910_93); no real A3 -m capture was found."""
     lines = ["\t%-30s %-30s %-30s %-30s %-30s" % ("NPU ID", "Chip ID", "Chip Logic ID", "Chip Phy-ID", "Chip Name")]
-    for card in st_mod.card_ids(st):
-        chips = st_mod.card_chips(st, card)
+    for card in node_mod.card_ids(st):
+        chips = node_mod.card_chips(st, card)
         for npu in chips:
             lines.append("\t%-30d %-30d %-30d %-30d %s" % (card, _chip_of(npu), npu["id"], npu.get("phy_id", npu["id"]), npu["name"]))
         lines.append("\t%-30d %-30d %-30s %-30s %-30s" % (card, len(chips), "-", "-", "Mcu"))
@@ -495,8 +497,8 @@ def render_mapping_duo(st):
     """-m of a 310P card: the A2 layout ('Ascend 310P3' per chip, the MCU after the chips). Driver source
     (print_mapping_info); no real 300I Duo -m capture was found."""
     lines = ["\t%-30s %-30s %-30s %-30s" % ("NPU ID", "Chip ID", "Chip Logic ID", "Chip Name")]
-    for card in st_mod.card_ids(st):
-        chips = st_mod.card_chips(st, card)
+    for card in node_mod.card_ids(st):
+        chips = node_mod.card_chips(st, card)
         for npu in chips:
             lines.append("\t%-30s %-30s %-30s %s" % (card, _chip_of(npu), npu["id"], "Ascend " + npu["name"]))
         lines.append("\t%-30s %-30s %-30s %-30s" % (card, len(chips), "-", "Mcu"))
@@ -541,7 +543,7 @@ def render_topo_duo(st):
     for row in chips:
         cells = "".join("%-11s" % ("X" if col is row else "PHB" if col["numa_node"] == row["numa_node"] else "SYS")
                         for col in chips)
-        lines.append("NPU%-8d%s%s" % (row["id"], cells, st_mod.cpu_range(row["numa_node"], per_node)))
+        lines.append("NPU%-8d%s%s" % (row["id"], cells, node_mod.cpu_range(row["numa_node"], per_node)))
     return lines + [""] + list(DUO_TOPO_LEGEND)
 
 

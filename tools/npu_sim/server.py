@@ -31,11 +31,10 @@ import sys
 import time
 import traceback
 
+from . import SERVED
 from . import __main__ as sim_main
 
 MAGIC = b"npusim1"
-# Tools the server runs; the others keep their own interpreter (see the module's docstring).
-SERVED = ("hccn_tool", "npu-smi", "lscpu", "cpupower", "lspci", "all_reduce_test", "vmstat", "iostat")
 REQUEST_TIMEOUT_S = 5.0
 MAX_REQUEST = 1 << 20
 MAX_IDLE = 8

@@ -13,7 +13,7 @@ number included) goes to ``unparsed`` and the value it would have given keeps it
 Not configured / empty output: an empty stdout parses to the empty shape of the query
 (``parse_ip_get('') == {'address': None, 'netmask': None, 'unparsed': []}``). What the
 error texts of a failed call mean is the tool adapter's knowledge
-(``plugins/module_utils/_hccn_tool.py``, ``classify_error``), not the parsers'.
+(``plugins/module_utils/_tools/hccn_tool.py``, ``classify_error``), not the parsers'.
 """
 
 from __future__ import annotations

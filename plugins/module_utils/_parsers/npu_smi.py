@@ -15,7 +15,7 @@ The ``-t <type>`` and ``-l`` views are ``key : value`` lines (keys padded to 30 
 Every parser returns a dict with ``unparsed`` (lines not understood, always present) and never
 raises on tool output: a line it cannot read (a malformed or out-of-range number included) goes to
 ``unparsed``. npu-smi prints its errors on stdout; what they mean is the tool adapter's
-knowledge (``plugins/module_utils/_npu_smi.py``, ``classify_error``).
+knowledge (``plugins/module_utils/_tools/npu_smi.py``, ``classify_error``).
 """
 
 from __future__ import annotations

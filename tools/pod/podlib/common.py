@@ -58,7 +58,7 @@ HOST_FILE_MOUNTS = (
     ("/sys/kernel/mm/transparent_hugepage/enabled", "files/host/sys/kernel/mm/transparent_hugepage/enabled"),
 )
 STATE_KEYS = {"latency_ms": "settings.latency_ms", "flap_seconds": "settings.flap_seconds"}
-# The simulator's product profiles (npu_sim.state.PRODUCTS), what 'podctl up --product' takes; every node of a
+# The simulator's product profiles (npu_sim.node.PRODUCTS), what 'podctl up --product' takes; every node of a
 # PoD runs the same one.
 PRODUCTS = ("atlas-800t-a2", "atlas-a3", "atlas-300i-duo")
 DEFAULT_PRODUCT = "atlas-800t-a2"

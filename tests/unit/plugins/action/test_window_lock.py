@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.action import window_lock as action
-from ansible_collections.npuops.ascend.plugins.plugin_utils import _window_lock as lock
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import lock
 
 COLLECTIONS_ROOT = os.path.abspath(os.path.join(os.path.dirname(action.__file__), '..', '..', '..', '..', '..'))
 ANSIBLE_PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')

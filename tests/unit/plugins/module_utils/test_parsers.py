@@ -16,10 +16,11 @@ import os
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _npu_smi
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import (
     cpupower, hccl_bench, hccn_tool, host, npu_smi, numa, train_log, versions)
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import MAX_CPUS, compact_cpu_list, expand_cpu_list, unit_key
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import npu_smi as _npu_smi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.normpath(os.path.join(HERE, '..', '..', 'fixtures', 'parsers'))

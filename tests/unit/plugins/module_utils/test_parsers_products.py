@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.npuops.ascend.plugins.module_utils._npu_info import assemble, table_errors
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.npu_info import assemble, table_errors
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import npu_smi
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -23,11 +23,12 @@ import zlib
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _npu_smi
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import (
     cpupower, hccl_bench, hccn_tool, host, npu_smi, numa, train_log, versions)
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import expand_cpu_list
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import parse_output
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import npu_smi as _npu_smi
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import parse_output
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.normpath(os.path.join(HERE, '..', '..', 'fixtures', 'parsers'))

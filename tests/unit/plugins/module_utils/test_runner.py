@@ -11,10 +11,11 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _runner
-from ansible_collections.npuops.ascend.plugins.module_utils._host_tools import Numactl
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import runner as _runner
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.host_tools import Numactl
 from ansible_collections.npuops.ascend.tests.unit.plugins.fakes import RecordingRun
-from ansible_collections.npuops.ascend.plugins.module_utils._runner import (
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import (
     ModuleFailure,
     Runner,
     ToolError,

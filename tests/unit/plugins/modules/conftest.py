@@ -62,7 +62,7 @@ def fake_host_files(tmp_path, monkeypatch, meminfo):
     ``meminfo`` as given, swappiness 10, THP never), no PCI sysfs, an openEuler aarch64 kernel and 65535 open files.
     Returns the paths by FILES key."""
     import resource  # pylint: disable=import-outside-toplevel  # POSIX only, like the module
-    from ansible_collections.npuops.ascend.plugins.module_utils import _host_info  # pylint: disable=import-outside-toplevel
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain import host_info as _host_info  # pylint: disable=import-outside-toplevel
     files = {}
     for what, text in (('os_release', sample('host/os_release/openeuler_2203_lts_sp1')), ('meminfo', meminfo),
                        ('swappiness', '10\n'), ('thp', sample('host/thp/netcore_enabled_never'))):

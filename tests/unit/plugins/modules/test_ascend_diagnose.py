@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _diagnose
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import diagnose as _diagnose
 from ansible_collections.npuops.ascend.plugins.modules import ascend_diagnose
 
 CAPTURES = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'captures',

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _cpufreq
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers import cpupower as cpupower_parsers
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import cpufreq as _cpufreq
 from ansible_collections.npuops.ascend.plugins.modules import cpu_governor
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import CPUPOWER, HOST
 

@@ -9,8 +9,10 @@ import stat
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _port_config, _runner
-from ansible_collections.npuops.ascend.plugins.module_utils import _state as st
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import port_config as _port_config
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import port_table as st
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import runner as _runner
 from ansible_collections.npuops.ascend.plugins.modules import hccn_config
 
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, sample
@@ -711,7 +713,7 @@ def test_hccn_info_config_fed_back_changes_nothing(run_module):
 # ---- the attribute table drives the module: one new row, nothing else ----
 
 def test_a_new_table_row_reaches_the_module_argspec_validation_argv_and_read_back(run_module, monkeypatch):
-    from ansible_collections.npuops.ascend.tests.unit.plugins.module_utils.test_state import FEC
+    from ansible_collections.npuops.ascend.tests.unit.plugins.module_utils.test_port_table import FEC
     monkeypatch.setattr(hccn_config, 'PORTS', st.PortTable(st.ATTRIBUTES + (FEC,)))
     bad = run_module(hccn_config, {'config': [{'device': 2, 'fec': 'fast'}]}, {})
     assert bad.failed and bad.calls == []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool, _runner
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import runner as _runner
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import health_findings, HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
@@ -315,7 +316,7 @@ def test_unset_netdetect_is_null_not_an_error(run_module):
 
 
 def test_query_choices_cover_the_port_attribute_table():
-    from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain.port_table import PORTS
     assert set(PORTS.queries) <= set(hccn_info.ALL_QUERIES)
     assert len(hccn_info.ALL_QUERIES) == len(set(hccn_info.ALL_QUERIES))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import yaml
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_info, health_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, sample
 

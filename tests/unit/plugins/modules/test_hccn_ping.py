@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import hccn_ping
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HCCN, HOST, NPU_SMI, TIMEOUT, sample
 
@@ -126,6 +126,24 @@ def test_size_unknown_option_hint(run_module):
 def test_bad_options(run_module, args):
     res = run_module(hccn_ping, dict(args, targets=['1.1.1.1'], devices=[0]), {})
     assert res.failed and res.calls == []
+
+
+@pytest.mark.parametrize('size', [0, 9703])
+def test_size_outside_the_mtu_limit(run_module, size):
+    res = run_module(hccn_ping, {'size': size, 'targets': ['1.1.1.1'], 'devices': [0]}, {})
+    assert res.failed and res.calls == []
+    assert res.result['msg'] == ('hccn_ping: size must be between 1 and 9702 bytes (got %d); 8972 fills an MTU of 9000.'
+                                 % size)
+
+
+def test_size_at_the_mtu_limit_is_accepted(run_module):
+    cmds = {
+        (HCCN, '-i', '3', '-ip', '-g'): (0, IP_3, ''),
+        ping(3, '29.1.137.205', 'size', '9702'): (0, PING_3, ''),
+    }
+    res = run_module(hccn_ping, {'devices': [3], 'targets': ['29.1.112.213', '29.1.137.205'], 'size': 9702}, cmds)
+    assert not res.failed, res
+    assert res.calls[-1] == list(ping(3, '29.1.137.205', 'size', '9702'))
 
 
 def test_ring_device_not_in_targets(run_module):

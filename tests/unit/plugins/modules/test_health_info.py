@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _hccn_tool
+from ansible_collections.npuops.ascend.plugins.module_utils._tools import hccn_tool as _hccn_tool
 from ansible_collections.npuops.ascend.plugins.modules import health_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import (
     fake_host_files, health_findings, HCCN, HOST, LSCPU, NPU_SMI, NUMACTL, sample)

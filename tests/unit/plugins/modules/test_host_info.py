@@ -8,7 +8,7 @@ import resource
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import host_info
-from ansible_collections.npuops.ascend.plugins.module_utils import _host_info
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import host_info as _host_info
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import TIMEOUT, fake_host_files, sample
 
 LSPCI = '/usr/sbin/lspci'

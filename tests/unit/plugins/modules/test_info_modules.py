@@ -63,7 +63,7 @@ def test_the_action_group_lists_exactly_the_modules_that_take_the_shared_options
 
 
 def test_hccn_config_documents_exactly_the_table():
-    from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain.port_table import PORTS
     suboptions = _doc(hccn_config)['options']['config']['suboptions']
     spec = PORTS.argspec()
     assert sorted(suboptions) == sorted(spec)
@@ -79,5 +79,5 @@ def test_hccn_info_documents_its_queries_and_the_table_keys():
     doc = _doc(hccn_info)
     assert doc['options']['queries']['choices'] == hccn_info.ALL_QUERIES
     returned = set(yaml.safe_load(hccn_info.RETURN)['devices']['contains'])
-    from ansible_collections.npuops.ascend.plugins.module_utils._state import PORTS
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain.port_table import PORTS
     assert set(PORTS.keys) <= returned

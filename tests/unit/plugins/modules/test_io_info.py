@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _io
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import io as _io
 from ansible_collections.npuops.ascend.plugins.modules import io_info
 
 VMSTAT = '/usr/bin/vmstat'

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _mindie
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import mindie as _mindie
 from ansible_collections.npuops.ascend.plugins.modules import mindie_config
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST
 

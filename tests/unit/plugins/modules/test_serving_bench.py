@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ansible_collections.npuops.ascend.plugins.module_utils import _serving
+from ansible_collections.npuops.ascend.plugins.module_utils._domain import serving as _serving
 from ansible_collections.npuops.ascend.plugins.modules import serving_bench
 
 FIRST_S = 0.05     # time to the first token

@@ -1,0 +1,207 @@
+#!/usr/bin/python
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# This module is implemented by the action plugin plugins/action/stage_gate.py; this file holds its documentation.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: stage_gate
+short_description: Record a node's result of a stage in the run's store, and judge the stage over the PoD
+version_added: 0.1.0
+author:
+  - npuops maintainers (@npuops)
+description:
+  - The gate between two stages and the run's store, in steps that the internal C(gate) role and the stage roles
+    run. The store is the run's directory on the controller; the record of one node's stage is
+    C(<run_dir>/nodes/<node>/stage<N>.json), its shape is documented in the collection's docs/reference/records.md.
+  - O(step=record) (on every node) writes this node's record of the stage - its own findings out of O(findings), its
+    status (V(passed), V(failed), or V(skipped) with O(skipped)), its failures and warnings, and O(data).
+  - O(step=read) (once, C(run_once)) reads the records of the stage of the nodes still in the play, for a PoD-wide
+    step that works on them instead of on other nodes' facts; a node without a usable record is listed in RV(missing)
+    (the verdict names it).
+  - O(step=pod) (once) writes the PoD record of the stage (C(<run_dir>/pod/stage<N>.json)) with O(findings) over the PoD,
+    each naming its node, and O(data). The verdict counts each of its findings for the node it names.
+  - O(step=verdict) (once, C(run_once)) reads the records of the stage of every node still in the play from the store,
+    never the facts of other nodes. It fails, with one message that names every failing node and NPU, when a record
+    holds a failure, when a node that is still in the play has no record of this stage in this run's store (or a
+    record of another run, which is never used), and when a node of the play dropped out (unreachable, or a task
+    failed on it). It writes C(<run_dir>/summary.json) from every record of the run.
+  - O(step=summary) (once) writes the records of O(results) first, then C(<run_dir>/summary.json), and returns it
+    with one line per node per stage.
+  - It runs inside the controller's Ansible process and never connects to the node. Records and the summary are
+    written in check mode too (with C(check_mode) true); they are reports on the controller, never a change to the PoD.
+  - Files are written atomically (a temporary file, then a rename); a link where a directory or the summary of the
+    store should be is refused, and records are read without following links.
+options:
+  step:
+    description: What to do; see the description.
+    type: str
+    required: true
+    choices: [record, read, pod, verdict, summary]
+  run_dir:
+    description: The run's directory on the controller (C(<report dir>/<run id>)), created when missing.
+    type: path
+    required: true
+  run_id:
+    description:
+      - The id of the run, written into every record; a record of another run id is never used. 1-128 letters, digits,
+        C(.), C(_) or C(-), starting with a letter or digit.
+    type: str
+    required: true
+  stage:
+    description: The stage number, 0-9. Required by every step but O(step=summary).
+    type: int
+  role:
+    description: The role of the stage, for the record and the messages.
+    type: str
+    default: ""
+  findings:
+    description:
+      - With O(step=record), the findings of the stage, each C({host, device, check, value, expected, severity, msg});
+        only those that name this node (C(host)) go into its record, so one PoD-wide list can be passed on every node.
+      - With O(step=pod), the findings over the PoD, each naming its node.
+    type: list
+    elements: dict
+    default: []
+  skipped:
+    description: With O(step=record), the stage did not measure on this node (check mode, or it does not apply).
+    type: bool
+    default: false
+  data:
+    description:
+      - With O(step=record), what the stage hands to later PoD-wide steps, kept in the node's record as it is.
+      - With O(step=pod), what the PoD part computed, kept in the PoD record.
+    type: dict
+    default: {}
+  nodes:
+    description: The nodes of the play; default C(ansible_play_hosts_all).
+    type: list
+    elements: str
+  active:
+    description: The nodes still in the play; default C(ansible_play_hosts). A node of O(nodes) not in it is lost.
+    type: list
+    elements: str
+  results:
+    description:
+      - "With O(step=summary), results that a PoD-wide step decided for some nodes,
+        C({node: {stageN: {stage, role, status, failures, warnings}}}), written as those nodes' records before the
+        summary."
+      - The stopped change window uses it for every node of the PoD (its nodes that failed are no longer in
+        the play). C(status) is one of V(passed), V(failed), V(skipped), V(stopped).
+    type: dict
+    default: {}
+extends_documentation_fragment:
+  - npuops.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Writes the records and the summary in check mode as well, marked C(check_mode); they are reports on the
+        controller.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details:
+      - Always reports no change; writing a record again replaces it with the same content (but its time).
+  platform:
+    support: full
+    platforms: posix
+    description: Runs on the controller only.
+seealso:
+  - module: npuops.ascend.report_files
+"""
+
+EXAMPLES = r"""
+- name: Record this node's result of stage 0
+  npuops.ascend.stage_gate:
+    step: record
+    run_dir: "{{ gate_run_dir }}"
+    run_id: "{{ gate_run_id }}"
+    stage: 0
+    role: health_check
+    findings: "{{ health_check_findings + health_check_pod_findings }}"
+
+- name: Check the gate of stage 0 on every node of the PoD
+  npuops.ascend.stage_gate:
+    step: verdict
+    run_dir: "{{ gate_run_dir }}"
+    run_id: "{{ gate_run_id }}"
+    stage: 0
+    role: health_check
+  run_once: true
+  any_errors_fatal: true
+
+- name: Write the run's summary
+  npuops.ascend.stage_gate:
+    step: summary
+    run_dir: "{{ gate_run_dir }}"
+    run_id: "{{ gate_run_id }}"
+  run_once: true
+  register: run_summary
+"""
+
+RETURN = r"""
+record:
+  description: With O(step=record) or O(step=pod), the record written.
+  returned: step is record or pod
+  type: dict
+  sample:
+    schema: npuops.ascend/stage-record
+    version: 1
+    run: 20261205T101500Z
+    node: node01
+    stage: 0
+    role: health_check
+    status: passed
+    check_mode: false
+    time: "2026-12-05T10:16:02Z"
+    failures: []
+    warnings: ["node01: vm.swappiness is 60, expected at most 10"]
+    findings: []
+    data: {}
+records:
+  description:
+    - "With O(step=read), C({node: record}) of the nodes still in the play with a usable record of the stage."
+    - With O(step=summary), the paths of the records written for O(results).
+  returned: step is read or summary
+  type: raw
+data:
+  description: "With O(step=read), C({node: data}) of those records, in the order of the play."
+  returned: step is read
+  type: dict
+missing:
+  description: With O(step=read), the nodes still in the play without a usable record of the stage.
+  returned: step is read
+  type: list
+  elements: str
+path:
+  description: The file written (the record, or the summary).
+  returned: step is record, pod or summary
+  type: str
+  sample: /srv/npuops-reports/20261205T101500Z/nodes/node01/stage0.json
+failures:
+  description:
+    - With O(step=verdict), the message of every failure of the stage over the PoD, lost nodes and missing records
+      included. The warnings are shown as warnings; every finding is in the records.
+  returned: step is verdict
+  type: list
+  elements: str
+summary:
+  description: The path of C(summary.json) (O(step=verdict)), or its content (O(step=summary)).
+  returned: step is verdict or summary
+  type: raw
+lines:
+  description: With O(step=summary), one line per node per stage, such as C(node01       stage0 health_check   passed).
+  returned: step is summary
+  type: list
+  elements: str
+msg:
+  description: What was recorded, or the gate's verdict (the message the run stops with when it failed).
+  returned: always
+  type: str
+  sample: Stage 0 (health_check) gate passed on 4 node(s).
+"""

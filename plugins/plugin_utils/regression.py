@@ -1,0 +1,196 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Stage 9, the regression check: whether stage 9 launched the benchmark as stage 1 did (launch_check), its measurement
+against the stage 1 baseline (regression_compare) and the lines the play prints of it (regression_lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils.figures import figure, is_number, signed
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN
+
+NOT_RUN = 'not run'
+
+# metric key of a measurement, label, unit, True when a higher value is better
+METRICS = (
+    ('mean_ms', 'step time', 'ms', False),
+    ('tokens_per_s', 'tokens/s', 'tokens/s', True),
+    ('tflops_per_npu', 'TFLOP/s per NPU', 'TFLOP/s', True),
+    ('mfu_pct', 'MFU', '%', True),
+    ('comm_share_pct', 'communication share', '%', False),
+    ('aicore_pct', 'AICore usage', '%', True),
+)
+
+# ---- the launch of stage 9 against the launch of stage 1 ----------------------------------------------------------
+
+# field of a launch record, its label, and whether it is observed on the node (compared only when both sides have it)
+LAUNCH_FIELDS = (('host', 'node', False), ('command', 'command', False), ('launcher', 'launcher', False),
+                 ('run_user', 'run user', False), ('chdir', 'directory', False), ('user', 'user', True),
+                 ('cpus_allowed', 'CPUs allowed', True), ('mems_allowed', 'memory nodes allowed', True))
+
+
+def _shown(value):
+    if value is None or value == [] or value == '':
+        return 'none'
+    return ' '.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def launch_check(after, before, change=None, baseline_run=None):
+    """Whether stage 9 (``after``) was launched as stage 1 (``before``) was; ``change`` names a difference that is the
+    change under test. Returns ``{comparable, same, declared, differences, findings, before_recorded}``."""
+    if not isinstance(after, Mapping):
+        raise AnsibleFilterError('launch_check expects the launch record of stage 9 (benchmark_launch), got %s'
+                                 % type(after).__name__)
+    before = before if isinstance(before, Mapping) else {}
+    change = change if isinstance(change, str) and change.strip() else None
+    host = after.get('host') or 'this node'
+    since = ' of run %s' % baseline_run if baseline_run else ''
+    out = {'comparable': True, 'same': True, 'declared': change, 'differences': [], 'findings': [],
+           'before_recorded': bool(before)}
+    if not before:
+        out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': None, 'expected': 'a launch record',
+                                'severity': WARN,
+                                'msg': '%s: the stage 1 baseline%s records no launch (it was kept before launches were '
+                                       'recorded), so stage 9 cannot check that both ran the same way; run stage 1 again '
+                                       'for a baseline that records it' % (host, since)})
+        return out
+    for key, label, observed in LAUNCH_FIELDS:
+        old, new = before.get(key), after.get(key)
+        if observed and (old is None or new is None):
+            continue
+        if (old or None) != (new or None):
+            out['differences'].append({'field': key, 'label': label, 'before': old, 'after': new})
+    if not out['differences']:
+        return out
+    out['same'] = False
+    text = '; '.join('%s %s -> %s' % (d['label'], _shown(d['before']), _shown(d['after'])) for d in out['differences'])
+    labels = ', '.join(d['label'] for d in out['differences'])
+    if change:
+        out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': labels,
+                                'expected': 'the launch of stage 1', 'severity': WARN,
+                                'msg': '%s: stage 9 was not launched as stage 1%s was (%s); compared anyway because '
+                                       'regression_launch_change names it as the change under test: %s'
+                                       % (host, since, text, change)})
+        return out
+    out['comparable'] = False
+    out['findings'].append({'host': host, 'device': None, 'check': 'launch', 'value': labels,
+                            'expected': 'the launch of stage 1', 'severity': FAIL,
+                            'msg': '%s: stage 9 was not launched as stage 1%s was (%s), so its measurement is not compared '
+                                   'with the baseline: a different launch can show as a regression or an improvement of its '
+                                   'own. Launch stage 9 as stage 1 was launched (regression_command, regression_run_user, '
+                                   'regression_launcher), or name the difference as the change under test in '
+                                   'regression_launch_change' % (host, since, text)})
+    return out
+
+
+# ---- the comparison with the baseline --------------------------------------------------------------------------
+
+def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_pct=2.0, spread_warn_pct=2.0,
+                       spread_fail_pct=5.0, baseline_run=None, launch=None):
+    """Compare a stage 9 measurement (baseline_measure output) with the stage 1 baseline.
+
+    Returns ``{host, compared, reason, metrics: [{metric, label, unit, higher_is_better, before, after, change_pct,
+    gain_pct, verdict}], improved: [labels], regressed: [labels], verdict, findings}``; ``verdict`` of a metric is
+    ``improved`` (better by improvement_pct or more), ``regressed`` (worse by more than tolerance_pct), ``unchanged``
+    or ``not available``. ``launch`` (launch_check of the two launches): a launch of stage 9 that differs from stage 1's
+    and is not the declared change under test is not compared; its findings are kept.
+    """
+    name = 'regression_compare'
+    for what, value in (('improvement_pct', improvement_pct), ('tolerance_pct', tolerance_pct),
+                        ('spread_warn_pct', spread_warn_pct), ('spread_fail_pct', spread_fail_pct)):
+        if not is_number(value) or value < 0:
+            raise AnsibleFilterError('%s: %s must be a number of at least 0, got %r' % (name, what, value))
+    if after is not None and not isinstance(after, Mapping):
+        raise AnsibleFilterError('%s expects the measurement of baseline_measure, got %s' % (name, type(after).__name__))
+    if before is not None and not isinstance(before, Mapping):
+        raise AnsibleFilterError('%s: the baseline must be a dictionary (baseline.json), got %s' % (name, type(before).__name__))
+    host = host or 'this node'
+    after, before = after or {}, before or {}
+    since = ' of run %s' % baseline_run if baseline_run else ''
+    out = {'host': host, 'compared': False, 'reason': None, 'metrics': [], 'improved': [], 'regressed': [],
+           'verdict': NOT_RUN, 'findings': []}
+    # the measurement's own failures (a run failed, no iteration line) are kept; its spread is judged here
+    out['findings'] = [dict(f) for f in after.get('findings') or [] if isinstance(f, Mapping) and f.get('check') != 'spread']
+    if not after.get('measured'):
+        out['reason'] = after.get('reason') or 'the benchmark was not measured'
+        return out
+    if not before.get('measured'):
+        out['reason'] = 'no stage 1 baseline to compare with (run stage 1 with baseline_command set)'
+        out['findings'].append({'host': host, 'device': None, 'check': 'baseline', 'value': None, 'expected': 'baseline.json',
+                                'severity': WARN, 'msg': '%s: %s' % (host, out['reason'])})
+        return out
+    if isinstance(launch, Mapping):
+        out['launch'] = launch
+        out['findings'] += [dict(f) for f in launch.get('findings') or [] if isinstance(f, Mapping)]
+        if not launch.get('comparable', True):
+            out['reason'] = 'stage 9 was not launched as stage 1 was (%s): the two measurements are not comparable' % '; '.join(
+                '%s %s -> %s' % (d.get('label'), _shown(d.get('before')), _shown(d.get('after')))
+                for d in launch.get('differences') or [])
+            return out
+    spread = after.get('spread_pct')
+    if is_number(spread) and spread > spread_warn_pct:
+        severity = FAIL if spread > spread_fail_pct else WARN
+        limit = spread_fail_pct if severity == FAIL else spread_warn_pct
+        out['findings'].append({'host': host, 'device': None, 'check': 'spread', 'value': spread, 'expected': '<= %s %%' % limit,
+                                'severity': severity,
+                                'msg': '%s: the %d runs after tuning spread by %s %% (mean step times %s ms), above %s %%: the '
+                                       'comparison is not reliable; find the noise and run stage 9 again'
+                                       % (host, len(after.get('runs') or []), figure(spread, 3),
+                                          ', '.join(figure(r.get('mean_ms')) for r in after.get('runs') or []), figure(limit))})
+    for key, label, unit, higher in METRICS:
+        old, new = before.get(key), after.get(key)
+        row = {'metric': key, 'label': label, 'unit': unit, 'higher_is_better': higher, 'before': old, 'after': new,
+               'change_pct': None, 'gain_pct': None, 'verdict': 'not available'}
+        if is_number(old) and is_number(new) and old != 0:
+            change = (new - old) / abs(old) * 100.0
+            gain = change if higher else -change
+            row['change_pct'] = round(change, 2)
+            row['gain_pct'] = round(gain, 2)
+            if gain >= improvement_pct:
+                row['verdict'] = 'improved'
+                out['improved'].append(label)
+            elif -gain > tolerance_pct:
+                row['verdict'] = 'regressed'
+                out['regressed'].append(label)
+                out['findings'].append({
+                    'host': host, 'device': None, 'check': 'regression_' + key, 'value': new, 'expected': old,
+                    'severity': FAIL,
+                    'msg': '%s: %s %s -> %s %s (%s %%) after tuning, worse than the stage 1 baseline%s by more than the '
+                           '%s %% tolerance; find what changed since stage 1 (the stage reports of this run) before '
+                           'using the PoD' % (host, label, figure(old), figure(new), unit, signed(change), since,
+                                              figure(tolerance_pct))})
+            else:
+                row['verdict'] = 'unchanged'
+        out['metrics'].append(row)
+    out['compared'] = True
+    if out['regressed']:
+        out['verdict'] = 'regressed'
+    elif out['improved']:
+        out['verdict'] = 'improved'
+    else:
+        out['verdict'] = 'unchanged'
+        out['findings'].append({'host': host, 'device': None, 'check': 'improvement', 'value': None,
+                                'expected': '>= %s %%' % figure(improvement_pct), 'severity': WARN,
+                                'msg': '%s: no metric improved by %s %% or more over the stage 1 baseline%s: the tuning of '
+                                       'stages 2-8 does not show in the benchmark' % (host, figure(improvement_pct), since)})
+    return out
+
+
+def regression_lines(comparison, baseline=None):
+    """One line per compared metric of regression_compare, for the play's output."""
+    comparison = comparison if isinstance(comparison, Mapping) else {}
+    host = comparison.get('host') or 'this node'
+    against = ' against %s' % baseline if baseline else ''
+    if not comparison.get('compared'):
+        return ['%s: not compared%s: %s' % (host, against, comparison.get('reason') or 'no measurement')]
+    out = ['%s: %s%s' % (host, comparison.get('verdict'), against)]
+    for row in comparison.get('metrics') or []:
+        if row.get('change_pct') is not None:
+            out.append('%s %s -> %s %s (%s %%): %s' % (row['label'], figure(row['before']), figure(row['after']), row['unit'],
+                                                       signed(row['change_pct']), row['verdict']))
+    return out

@@ -1,0 +1,357 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The stage 4 change window told truthfully: what each node of a stopped batch is now, the message that stops the
+window, the stage 4 results of every node for the summary, the batch size check and the rollback's message.
+
+The filters roce_window_stop, roce_batch_outcome, roce_batch_problems and roce_rollback_message (their documentation
+is in plugins/filter/<name>.yml). Controller side only.
+
+What a node of a batch is, from the variables the role registers on it (``hostvars``):
+
+- ``roce_lossless_failure`` (``{task, msg, stage}``): set by the role when a task failed on the node; ``stage`` is
+  ``before`` (the precheck, the plan, or anything before the first set) or ``change`` (the set, the jumbo ping, the
+  verification);
+- the set steps (:data:`STEPS`), whose ``changed_devices`` are what the node changed, and the other tasks that
+  connect to the node (:data:`BEFORE_TASKS`, :data:`AFTER_TASKS`): a result with ``unreachable`` means that the
+  connection broke there (the role runs them with ``ignore_unreachable``);
+- ``roce_lossless_restore``: the restore from the restore point after a failure in the batch;
+- ``roce_lossless_backup_file`` (the restore point the set wrote) and ``roce_lossless_backup_planned`` (its path,
+  chosen on the controller before the set, known also when the connection broke during the set);
+- ``roce_lossless_done``: verified, in this or an earlier batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+STEPS = ('roce_lossless_step_all', 'roce_lossless_step_address', 'roce_lossless_step_mtu', 'roce_lossless_step_pfc',
+         'roce_lossless_step_dscp')
+# tasks that connect to the node before its first set (the restore point of the stepwise change sets nothing)
+BEFORE_TASKS = ('roce_lossless_precheck_health', 'roce_lossless_plan', 'roce_lossless_restore_point')
+# tasks that connect to the node after its set: the jumbo ping, the read-back, the first read of the pause counters
+AFTER_TASKS = ('roce_lossless_ping', 'roce_lossless_after_read', 'roce_lossless_pfc_first')
+
+ROLLBACK = 'playbooks/rollback.yml -l %s -e roce_lossless_rollback_file=%s'
+LINK_HINT = 'check the cable, the optical module and the switch port'
+
+# the states of a node of a stopped window (roce_window_stop's nodes.<host>.state)
+DONE = 'done'                  # changed and verified in an earlier batch, kept
+UNTOUCHED = 'untouched'        # outside the batch and not done: the window stopped before it
+UNCHANGED = 'unchanged'        # in the batch, nothing was set on it
+RESTORED = 'restored'          # changed, then every value set back from its restore point (and read back)
+LINK_DOWN = 'restored-link-down'  # values set back and read back, but a link stays down
+NOT_RESTORED = 'not-restored'  # changed and still changed: restore by hand
+LOST = 'lost'                  # the connection broke during or after its change: may be changed
+
+
+def var(hostvars, host, name):
+    """A variable of a node, or None when the node or the variable is missing or its template fails."""
+    try:
+        node = hostvars[host]
+    except (KeyError, TypeError):
+        return None
+    try:
+        return node[name] if name in node else None
+    except Exception:  # pylint: disable=broad-except  # an undefined or failing template is "not set" here
+        return None
+
+
+def ranges(devices):
+    """'0, 1, 2' of a list of NPU ids, 'none' when empty."""
+    return ', '.join(str(d) for d in sorted(set(devices))) or 'none'
+
+
+def _unreachable(result):
+    return isinstance(result, Mapping) and bool(result.get('unreachable'))
+
+
+def short_text(text):
+    """A message on one line, without Ansible's 'Task failed: ' prefixes and the final full stop."""
+    text = ' '.join(str(text or '').split())
+    for prefix in ('Task failed: ', 'Action failed: '):
+        while text.startswith(prefix):
+            text = text[len(prefix):]
+    return text.rstrip('. ') or 'no answer'
+
+
+def _first_unreachable(hostvars, host, names):
+    for name in names:
+        result = var(hostvars, host, name)
+        if _unreachable(result):
+            return name, result
+    return None, None
+
+
+def node_state(hostvars, host, restore_enabled=True):
+    """What a node of a stopped batch is now: ``{host, state, failed, changed, restore_point, text}``.
+
+    ``failed`` is true for a node that needs the operator (its change failed, it was lost, or it is still changed);
+    ``text`` is one sentence that starts with the node's name.
+    """
+    changed = []
+    for step in STEPS:
+        result = var(hostvars, host, step)
+        if isinstance(result, Mapping):
+            changed.extend(result.get('changed_devices') or [])
+    backup = var(hostvars, host, 'roce_lossless_backup_file') or var(hostvars, host, 'roce_lossless_backup_planned')
+    failure = var(hostvars, host, 'roce_lossless_failure')
+    out = {'host': host, 'changed': sorted(set(changed)), 'restore_point': backup, 'failed': bool(failure)}
+    devices = 'changed NPU %s; ' % ranges(changed) if changed else ''
+    back = ROLLBACK % (host, backup)
+
+    during, result = _first_unreachable(hostvars, host, STEPS)
+    after = None
+    if during is None:
+        after, result = _first_unreachable(hostvars, host, AFTER_TASKS)
+    before = None
+    if during is None and after is None:
+        before, result = _first_unreachable(hostvars, host, BEFORE_TASKS)
+    if during is not None:
+        out.update(state=LOST, failed=True, text=(
+            '%s: lost during its change (the connection broke: %s): %sits NPU ports MAY BE CHANGED (hccn_config goes on '
+            'on the node when the connection breaks) and were neither verified nor restored; restore point %s (written '
+            'before the first set: if it is missing, nothing was set). When %s answers again, run the window again (a '
+            'node that already matches changes nothing) or put it back with %s'
+            % (host, short_text(result.get('msg')), devices, backup, host, back)))
+        return out
+    if after is not None:
+        out.update(state=LOST if changed else UNCHANGED, failed=True, text=(
+            '%s: %slost after its change (the connection broke: %s), so it was neither verified nor restored; restore '
+            'point %s. When %s answers again, run the window again or put it back with %s'
+            % (host, devices or 'nothing was changed on it; ', short_text(result.get('msg')), backup, host, back)
+            if changed else '%s: lost (the connection broke: %s); nothing was set on it' % (host, short_text(result.get('msg')))))
+        return out
+    if before is not None:
+        out.update(state=UNCHANGED, failed=True, text='%s: could not be reached before its change (%s); nothing was set on it'
+                   % (host, short_text(result.get('msg'))))
+        return out
+
+    restore = var(hostvars, host, 'roce_lossless_restore')
+    if isinstance(restore, Mapping) and not restore.get('skipped'):
+        failed_devices = restore.get('failed_devices') or []
+        link_down = restore.get('link_down_devices') or []
+        if _unreachable(restore):
+            out.update(state=NOT_RESTORED, failed=True, text=(
+                '%s: %sits restore FAILED: the connection broke (%s); restore it by hand with %s once it answers'
+                % (host, devices, short_text(restore.get('msg')), back)))
+        elif 'changed_devices' in restore and failed_devices and set(failed_devices) <= set(link_down):
+            out.update(state=LINK_DOWN, failed=True, text=(
+                '%s: %svalues restored from %s (NPU %s set back and read back), but the link of NPU %s is still not UP: '
+                '%s; the settings are the ones from before the change'
+                % (host, devices, backup, ranges(restore.get('changed_devices') or []), ranges(link_down), LINK_HINT)))
+        elif restore.get('failed') or 'changed_devices' not in restore or failed_devices:
+            # registered with failed_when: false: a failed restore has failed=false, but no changed_devices
+            out.update(state=NOT_RESTORED, failed=True, text=(
+                '%s: %sits restore FAILED: %s; restore it by hand with %s' % (host, devices, short_text(restore.get('msg')), back)))
+        else:
+            out.update(state=RESTORED, text='%s: %srestored from %s (%s)' % (
+                host, devices, backup, 'NPU %s set back' % ranges(restore.get('changed_devices') or [])
+                if restore.get('changed') else 'it already matched the restore point'))
+        return out
+    if changed and not restore_enabled:
+        out.update(state=NOT_RESTORED, failed=True, text='%s: %sNOT restored (roce_lossless_restore_on_failure=false); '
+                   'restore point %s' % (host, devices, backup))
+    elif changed:
+        out.update(state=NOT_RESTORED, failed=True, text='%s: %sNOT restored: no restore point was written' % (host, devices))
+    else:
+        out.update(state=UNCHANGED, text='%s: not restored: nothing was changed on it' % host)
+    return out
+
+
+def window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
+    """``{message, nodes: {host: state}}`` of a stopped batch; see roce_window_stop.yml."""
+    batch = list(batch or [])
+    nodes = {}
+    heads, refused = [], {}
+    for host in batch:
+        state = node_state(hostvars, host, restore_enabled)
+        nodes[host] = state
+        failure = var(hostvars, host, 'roce_lossless_failure')
+        if not isinstance(failure, Mapping):
+            continue
+        if state['state'] == LOST:
+            heads.append('the connection to %s broke %s its change' % (
+                host, 'during' if _first_unreachable(hostvars, host, STEPS)[0] else 'after'))
+        elif failure.get('stage') == 'before':
+            refused.setdefault(short_text(failure.get('msg')), []).append(host)
+        else:
+            heads.append('the change failed on %s at "%s": %s' % (host, failure.get('task'), short_text(failure.get('msg'))))
+    for msg, hosts in refused.items():
+        heads.append('nothing was set on %s: %s' % (', '.join(hosts), msg))
+    lines = ['Stage 4 stopped: ' + '; '.join(heads) + '.' if heads else 'Stage 4 stopped.']
+    lines.extend(nodes[host]['text'] + '.' for host in batch)
+
+    changed = [h for h in batch if nodes[h]['changed'] and nodes[h]['state'] != LOST]
+    restored = [h for h in batch if nodes[h]['state'] == RESTORED]
+    restored += ['%s (values; the link of NPU %s is still not UP)' % (
+        h, ranges((var(hostvars, h, 'roce_lossless_restore') or {}).get('link_down_devices') or []))
+        for h in batch if nodes[h]['state'] == LINK_DOWN]
+    lost = [h for h in batch if nodes[h]['state'] == LOST]
+    by_hand = [h for h in batch if nodes[h]['state'] == NOT_RESTORED]
+    summary = 'Changed in this batch: %s. Restored: %s.' % (', '.join(changed) or 'none', ', '.join(restored) or 'none')
+    if lost:
+        summary += ' May be changed (lost, not verified, not restored): %s.' % ', '.join(lost)
+    if by_hand:
+        summary += ' Still changed, restore by hand: %s.' % ', '.join(by_hand)
+    lines.append(summary)
+
+    others = [h for h in (all_hosts or []) if h not in batch]
+    done = [h for h in others if var(hostvars, h, 'roce_lossless_done')]
+    untouched = [h for h in others if h not in done]
+    for host in done:
+        nodes[host] = {'host': host, 'state': DONE, 'failed': False, 'changed': [], 'text': '%s: changed and verified in an '
+                       'earlier batch (kept); the window stopped before the cross-node check of stage 4' % host,
+                       'restore_point': var(hostvars, host, 'roce_lossless_backup_file')}
+    for host in untouched:
+        nodes[host] = {'host': host, 'state': UNTOUCHED, 'failed': False, 'changed': [], 'restore_point': None,
+                       'text': '%s: not touched: the window stopped before its batch' % host}
+    if done:
+        lines.append('Done and verified in earlier batches (kept): %s.' % ', '.join(done))
+    lines.append('Not touched: %s. Fix the cause and run again: nodes that already match change nothing.'
+                 % (', '.join(untouched) or 'none'))
+    order = [h for h in (all_hosts or []) if h in nodes] + [h for h in nodes if h not in (all_hosts or [])]
+    return {'message': ' '.join(lines), 'nodes': dict((h, nodes[h]) for h in order)}
+
+
+def roce_window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
+    """``{message, nodes, results}`` of a stopped batch of the change window."""
+    if not isinstance(batch, (list, tuple)):
+        raise AnsibleFilterError('roce_window_stop: the input must be the list of the nodes of the batch, got %r' % (batch,))
+    if not hasattr(hostvars, '__getitem__'):
+        raise AnsibleFilterError('roce_window_stop: hostvars must be the hostvars mapping, got %s' % type(hostvars).__name__)
+    stop = window_stop(batch, hostvars, all_hosts, restore_enabled)
+    stop['results'] = stop_results(stop)
+    return stop
+
+
+def roce_batch_outcome(batch, hostvars, all_hosts=None, restore_enabled=True):
+    """The message that stops a change window after a failed batch (the message of :func:`window_stop`): what failed,
+    what changed, what was restored, what may be changed (a node lost during its change), and which nodes were not
+    touched."""
+    return window_stop(batch, hostvars, all_hosts, restore_enabled)['message']
+
+
+def stop_results(stop):
+    """``{host: {stage4: gate result}}`` of a :func:`window_stop` for the run's summary: ``failed`` for the nodes that
+    need the operator, ``stopped`` for the others, with the node's sentence."""
+    out = {}
+    for host, node in ((stop or {}).get('nodes') or {}).items():
+        failed = bool(node.get('failed'))
+        text = str(node.get('text'))
+        out[host] = {'stage4': {'stage': 4, 'role': 'roce_lossless', 'status': 'failed' if failed else 'stopped',
+                                'failures': [text] if failed else [], 'warnings': [] if failed else [text]}}
+    return out
+
+
+# ---- the batch size of a serial play --------------------------------------------------------------------------------
+
+def roce_batch_problems(value, name='roce_lossless_batch'):
+    """[] when ``value`` is a batch size the window accepts (a whole number >= 1, or a whole percentage 1-100 written
+    with %), else one sentence naming the variable, the value and what is accepted."""
+    accepted = 'give a whole number of nodes (1 or more) or a percentage of the nodes from 1% to 100%, such as 25%'
+    shown = repr(value) if isinstance(value, str) else str(value)
+    if isinstance(value, bool) or value is None:
+        return ['%s %s is not a batch size: %s' % (name, shown, accepted)]
+    if isinstance(value, float):
+        if not value.is_integer():
+            return ['%s %s is not a whole number of nodes: %s' % (name, shown, accepted)]
+        value = int(value)
+    if isinstance(value, int):
+        if value < 1:
+            return ['%s %d is below 1: a batch of %d nodes would be read by Ansible as "every node at once"; %s'
+                    % (name, value, value, accepted)]
+        return []
+    if isinstance(value, (list, tuple)):
+        return ['%s %s is a list: the change window takes one batch size; %s' % (name, shown, accepted)]
+    text = str(value).strip()
+    if text.isdigit() and text.isascii():
+        return roce_batch_problems(int(text), name)
+    if text.endswith('%'):
+        number = text[:-1].strip()
+        if not (number.isdigit() and number.isascii()):
+            return ['%s %s is not a percentage of nodes: %s' % (name, shown, accepted)]
+        pct = int(number)
+        if pct < 1 or pct > 100:
+            return ['%s %s is outside 1%%-100%%: %s' % (name, shown, accepted)]
+        return []
+    if text.startswith('-') and text[1:].isdigit() and text.isascii():
+        return ['%s %s is below 1: a negative batch would be read by Ansible as "every node at once"; %s'
+                % (name, shown, accepted)]
+    return ['%s %s is not a batch size: %s' % (name, shown, accepted)]
+
+
+# ---- the rollback playbook ------------------------------------------------------------------------------------------
+
+def _stamp(mtime):
+    try:
+        return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(float(mtime)))
+    except (TypeError, ValueError, OverflowError):
+        return '?'
+
+
+def roce_rollback_message(result, host, choice, found=None, automatic=False, check_mode=False):
+    """``{failed, msg}`` of one node's rollback from the restore point ``choice``; ``found`` is the find result of the
+    restore points (or its ``files``); see roce_rollback_message.yml."""
+    if result is not None and not isinstance(result, Mapping):
+        raise AnsibleFilterError('roce_rollback_message: the input must be the registered result of hccn_config, got %r'
+                                 % (result,))
+    files = found.get('files') if isinstance(found, Mapping) else found
+    return _rollback_message(result, host, choice, files or [], bool(automatic), bool(check_mode))
+
+
+def _rollback_message(result, host, choice, found, automatic, check_mode):
+    result = result if isinstance(result, Mapping) else {}
+    own = result.get('backup_file')
+    undo = (' The state before this rollback is kept in %s: to undo the rollback, run %s.' % (own, ROLLBACK % (host, own))
+            if own else '')
+    changed = result.get('changed_devices') or []
+    if _unreachable(result):
+        return {'failed': True, 'msg': '%s: the connection broke during the rollback from %s (%s): its NPU ports may be '
+                                       'partly restored. When it answers again, run the rollback again (ports that '
+                                       'match the restore point are not set again).' % (host, choice, short_text(result.get('msg')))}
+    # registered with failed_when: false, a failed restore has failed=false; a restore that ran has changed_devices
+    failed_run = bool(result.get('failed') or result.get('failed_devices') or 'changed_devices' not in result)
+    if not failed_run:
+        if check_mode and result.get('changed'):
+            return {'failed': False, 'msg': '%s: would restore NPU %s from the restore point %s (dry run; the real run '
+                                            'first keeps the current state in a restore point of its own).'
+                                            % (host, ranges(_diff_devices(result)), choice)}
+        if result.get('changed'):
+            return {'failed': False, 'msg': '%s: restored NPU %s from the restore point %s.%s'
+                                            % (host, ranges(changed), choice, undo)}
+        return {'failed': False, 'msg': '%s: the ports already match the restore point %s; nothing was set.' % (host, choice)}
+    link_down = result.get('link_down_devices') or []
+    failed = result.get('failed_devices') or []
+    if changed and failed and set(failed) <= set(link_down):
+        text = ('%s: values restored from %s (NPU %s set back and read back), but the link of NPU %s is still not UP: %s.%s'
+                % (host, choice, ranges(changed), ranges(link_down), LINK_HINT, undo))
+        return {'failed': True, 'msg': text}
+    msg = '%s: the rollback from %s failed: %s' % (host, choice, short_text(result.get('msg')))
+    if changed:
+        msg += '. Set back: NPU %s; failed: NPU %s.%s Or fix the cause and run the rollback again.' % (
+            ranges(changed), ranges(failed), undo)
+        return {'failed': True, 'msg': msg}
+    msg += '. Nothing was set on %s.' % host
+    others = [f for f in (found or []) if isinstance(f, Mapping) and f.get('path') != choice]
+    if automatic and others:
+        listed = sorted(others, key=lambda f: float(f.get('mtime') or 0), reverse=True)
+        msg += (' The newest restore point was tried because none was named; the other restore points on %s, newest '
+                'first: %s. Name one with -e roce_lossless_rollback_file=PATH (check what it holds first).'
+                % (host, ', '.join('%s (%s)' % (f.get('path'), _stamp(f.get('mtime'))) for f in listed[:10])))
+        if len(listed) > 10:
+            msg += ' %d older ones are not listed.' % (len(listed) - 10)
+    return {'failed': True, 'msg': msg}
+
+
+def _diff_devices(result):
+    out = []
+    for item in result.get('diff') or []:
+        header = str((item or {}).get('before_header') or '')
+        words = header.split()
+        if len(words) >= 2 and words[0] == 'NPU' and words[1].isdigit():
+            out.append(int(words[1]))
+    return out

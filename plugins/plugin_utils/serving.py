@@ -1,0 +1,387 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Stage 7, the serving engine: the KV cache size of MindIE (npuMemSize), the stage's variables and their problems,
+the findings of the MindIE configuration, and the launch of a vLLM-Ascend service.
+
+The MindIE rules themselves live in plugins/module_utils/_domain/mindie.py, shared with the mindie_config module.
+"""
+
+from __future__ import annotations
+
+# _mindie is imported in the functions that use it: Ansible loads every filter file of the collection in each task
+# that uses any of its filters, and the filter file of these functions imports this module, so it keeps its load light.
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import finding
+
+MB_PER_GB = 1024
+DEFAULT_FRACTION = 0.8            # MindIE's own NPU_MEMORY_FRACTION default for npuMemSize -1
+ENGINES = ('mindie', 'vllm', 'none')
+SERVICE_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
+ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+# vLLM options and variables that are gone, and why (sources in docs: config-facts of the collection)
+GONE_ARGS = {
+    'device': '--device is gone from vLLM: deprecated in vLLM PR #18399 ("Ascend NPU backend doesn\'t use this arg") '
+              'and removed in v0.10.0 (PR #21349), so vllm serve now stops with an argparse error; the Ascend platform '
+              'plugin is found automatically. Remove it',
+    'swap-space': '--swap-space is gone from vLLM: it served the V0 engine only and is not an engine argument from '
+                  'v0.18.0 (vLLM PR #36216); remove it',
+}
+# Secrets of the launch. vLLM reads the API key from VLLM_API_KEY when --api-key is not given (vllm
+# entrypoints/openai/api_server.py build_app: ``args.api_key or [envs.VLLM_API_KEY]``), so the key never needs the
+# command line, which every local user can read (ps, /proc/<pid>/cmdline).
+API_KEY_ARG = 'api-key'
+API_KEY_ENV = 'VLLM_API_KEY'
+SECRET_ENV_RE = re.compile(r'TOKEN|KEY|SECRET|PASSWORD', re.I)
+REDACTED = '<redacted>'
+GONE_ENV = {
+    'VLLM_USE_V1': 'VLLM_USE_V1 is gone from vLLM: V1 is the only engine (removed upstream; vllm-ascend PR #4086 '
+                   '"Remove VLLM_USE_V1"), newer vLLM warns about it as unknown; remove it',
+}
+
+
+def _error(name, text):
+    raise AnsibleFilterError('%s: %s' % (name, text))
+
+
+def _number(name, what, value, minimum=0.0):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        _error(name, '%s %s is not a number' % (what, short_repr(value)))
+    try:
+        number = float(value)
+    except ValueError:
+        _error(name, '%s %s is not a number' % (what, short_repr(value)))
+    if math.isnan(number) or math.isinf(number):
+        _error(name, '%s %s is not a finite number' % (what, short_repr(value)))
+    if number < minimum:
+        _error(name, '%s %s is negative; it must be %s or more' % (what, short_repr(value), minimum))
+    return number
+
+
+# --- npu_mem_size --------------------------------------------------------------------------------------------------
+
+def _free_mb(npu, entry):
+    """Free HBM (MB) of one NPU of an npu_info result: the info table (used/total), else the usages view."""
+    info = entry.get('info') or {}
+    total, used = info.get('hbm_total_mb'), info.get('hbm_used_mb')
+    if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0 and isinstance(used, (int, float)):
+        return float(total) - float(used)
+    chips = (entry.get('usages') or {}).get('chips') or []
+    chip = chips[0] if chips else {}
+    capacity, pct = chip.get('hbm_capacity_mb'), chip.get('hbm_usage_pct')
+    if isinstance(capacity, (int, float)) and capacity > 0 and isinstance(pct, (int, float)):
+        return float(capacity) * (100.0 - float(pct)) / 100.0
+    _error('npu_mem_size', 'NPU %s has no HBM figures in the npu_info result (neither info.hbm_total_mb/hbm_used_mb nor '
+                           'usages.chips[0].hbm_capacity_mb/hbm_usage_pct); run npu_info with gather_subset [usages]' % npu)
+
+
+def _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices):
+    """``(size, wanted NPU ids, NPU with the least free HBM, its free GB)``; raises AnsibleFilterError."""
+    name = 'npu_mem_size'
+    if not isinstance(npu_info, Mapping) or not isinstance(npu_info.get('devices'), Mapping):
+        _error(name, 'the input must be the registered result of npuops.ascend.npu_info (a dict with devices), got %s'
+               % short_repr(npu_info))
+    weights = _number(name, 'weights_gb', weights_gb)
+    reserve = _number(name, 'reserve_gb', reserve_gb)
+    share = _number(name, 'fraction', fraction)
+    if not 0 < share <= 1:
+        _error(name, 'fraction %s must be more than 0 and at most 1' % short_repr(fraction))
+    entries = dict((str(key), value) for key, value in npu_info['devices'].items())
+    wanted = [str(dev) for dev in (devices if devices is not None else sorted(entries, key=lambda k: int(k) if k.isdigit() else k))]
+    if not wanted:
+        _error(name, 'no NPU to size: the npu_info result lists no devices and none were given')
+    missing = [dev for dev in wanted if dev not in entries]
+    if missing:
+        _error(name, 'NPU %s not in the npu_info result (it has %s)' % (', '.join(missing), ', '.join(sorted(entries)) or 'none'))
+    free = dict((dev, _free_mb(dev, entries[dev] or {})) for dev in wanted)
+    smallest = min(free, key=lambda dev: free[dev])
+    free_gb = free[smallest] / MB_PER_GB
+    size = int(math.floor((free_gb - weights - reserve) * share))
+    if size <= 0:
+        _error(name, 'NPU %s has %.1f GB of free HBM; %s GB of weights and %s GB of reserve leave nothing for the KV cache '
+                     '(npuMemSize would be %d, MindIE needs -1 or more than 0). Use more NPUs per instance (a larger '
+                     'worldSize spreads the weights), a smaller reserve, or npuMemSize -1'
+               % (smallest, free_gb, short_repr(weights_gb), short_repr(reserve_gb), size))
+    return size, wanted, smallest, free_gb
+
+
+def npu_mem_size(npu_info, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, devices=None):
+    """npuMemSize (GB per NPU) = floor((smallest free HBM of the instance's NPUs - weights - reserve) x fraction)."""
+    return _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices)[0]
+
+
+def _busy(npu_info, wanted):
+    """The NPU ids of ``wanted`` that run a process, and a short list of those processes; None without a process table."""
+    summary = npu_info.get('summary') if isinstance(npu_info, Mapping) else None
+    processes = npu_info.get('processes') if isinstance(npu_info, Mapping) else None
+    if not isinstance(summary, Mapping) or not isinstance(summary.get('busy'), list):
+        if not isinstance(processes, list):
+            return None, None
+        ids = [proc.get('npu') for proc in processes if isinstance(proc, Mapping)]
+    else:
+        ids = list(summary['busy'])
+    busy = sorted(set(int(npu) for npu in ids if str(npu).isdigit() and str(npu) in wanted))
+    shown = ['pid %s %s on NPU %s, %s MB' % (proc.get('pid'), proc.get('name'), proc.get('npu'), proc.get('memory_mb'))
+             for proc in (processes or []) if isinstance(proc, Mapping) and proc.get('npu') in busy]
+    more = len(shown) - 3
+    text = '; '.join(shown[:3]) + ('; %d more' % more if more > 0 else '')
+    what = ('NPU %s runs a process' if len(busy) == 1 and len(shown) <= 1 else 'NPU %s run processes') % ', '.join(
+        str(npu) for npu in busy)
+    return busy, '%s (%s)' % (what, text or 'see npu-smi info')
+
+
+def npu_mem_size_auto(npu_info, current, weights_gb, reserve_gb=0, fraction=DEFAULT_FRACTION, devices=None):
+    """npuMemSize of ``mindie_config_npu_mem_size: auto`` for one node, decided once, the same way on every run.
+
+    The free HBM of an NPU is what a KV cache can have only while no model is loaded on it: computed
+    (:func:`npu_mem_size`) when no process runs on the instance's NPUs; while one does (the service runs, its KV cache
+    fills the HBM), the value ``config.json`` already holds is kept, or, when it holds none, a problem.
+    ``current`` is the registered result of a check-mode read of the file by the mindie_config module
+    (``settings_before``). Returns ``{npuMemSize, source (computed, kept or None), busy, msg, problem}``.
+    """
+    out = {'npuMemSize': None, 'source': None, 'busy': [], 'msg': None, 'problem': None}
+    entries = npu_info.get('devices') if isinstance(npu_info, Mapping) else None
+    wanted = [str(dev) for dev in devices] if devices is not None else [str(key) for key in (entries or {})]
+    busy, holders = _busy(npu_info, wanted)
+    if busy is None:
+        out['problem'] = ('npu_mem_size_auto: the npu_info result has no process table (summary.busy); run '
+                          'npuops.ascend.npu_info with gather_subset [usages, processes]')
+        return out
+    out['busy'] = busy
+    if not busy:
+        try:
+            size, wanted, smallest, free_gb = _npu_mem(npu_info, weights_gb, reserve_gb, fraction, devices)
+        except AnsibleFilterError as exc:
+            out['problem'] = str(exc.message if hasattr(exc, 'message') else exc)
+            return out
+        out.update(npuMemSize=size, source='computed',
+                   msg='npuMemSize %d computed from the free HBM of NPU %s (no process on them): floor((%.1f GB free on '
+                       'NPU %s - %s GB of weights - %s GB of reserve) x %s)'
+                       % (size, ', '.join(wanted), free_gb, smallest, short_repr(weights_gb), short_repr(reserve_gb),
+                          short_repr(fraction)))
+        return out
+    why = ('%s, so %s free HBM is what the running model leaves (mostly its KV cache), not what a KV cache can have'
+           % (holders, 'its' if len(busy) == 1 else 'their'))
+    if not isinstance(current, Mapping) or 'settings_before' not in current:
+        reason = (current.get('msg') if isinstance(current, Mapping) else None) or 'no result'
+        out['problem'] = ('npuMemSize auto cannot be computed now: %s, and config.json could not be read (%s). Fix the '
+                          'file, or stop the service (or those processes) and run the stage again' % (why, reason))
+        return out
+    value = (current.get('settings_before') or {}).get('npuMemSize')
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        out.update(npuMemSize=value, source='kept',
+                   msg='npuMemSize %d kept from config.json: %s. Stop the service and run the stage again to compute it '
+                       'anew' % (value, why))
+        return out
+    held = 'no npuMemSize' if value is None else 'npuMemSize %s' % short_repr(value)
+    out['problem'] = ('npuMemSize auto cannot be computed now: %s, and config.json holds %s (no value to keep). Stop the '
+                      'service (or those processes) and run the stage again, or set mindie_config_npu_mem_size to a '
+                      'number of GB, or to -1 to let MindIE size the KV cache itself when it starts' % (why, held))
+    return out
+
+
+# --- vllm_launch ---------------------------------------------------------------------------------------------------
+
+def _arg_name(key):
+    return str(key).strip().lstrip('-').replace('_', '-')
+
+
+def is_secret_env(name):
+    """True for an environment variable whose value is a secret (its name holds TOKEN, KEY, SECRET or PASSWORD)."""
+    return bool(SECRET_ENV_RE.search(str(name)))
+
+
+def _shown(name, value):
+    return REDACTED if is_secret_env(name) else short_repr(value)
+
+
+def _vllm_problems(values):
+    out = []
+    model = values.get('vllm_model')
+    if not isinstance(model, str) or not model.strip():
+        out.append('mindie_config_vllm_model must name the model to serve (a path or a Hugging Face id), got %s'
+                   % short_repr(model))
+    args = values.get('vllm_args') or {}
+    if not isinstance(args, Mapping):
+        out.append('mindie_config_vllm_args must be a dict of vllm serve options (tensor-parallel-size: 8), got %s'
+                   % REDACTED)
+        args = {}
+    env = values.get('vllm_env') or {}
+    if not isinstance(env, Mapping):
+        out.append('mindie_config_vllm_env must be a dict of environment variables, got %s' % REDACTED)
+        env = {}
+    for key, value in args.items():
+        arg = _arg_name(key)
+        if arg in GONE_ARGS:
+            out.append('mindie_config_vllm_args %s: %s' % (key, GONE_ARGS[arg]))
+        elif not re.match(r'^[a-z0-9][a-z0-9-]*$', arg):
+            out.append('mindie_config_vllm_args %s is not a vllm serve option name' % short_repr(key))
+        elif arg == API_KEY_ARG:
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+                out.append('mindie_config_vllm_args %s must be one key (a string): it is passed to vllm serve as %s, which '
+                           'holds one key; got %s' % (key, API_KEY_ENV, REDACTED))
+            elif API_KEY_ENV in env:
+                out.append('the API key is given twice: mindie_config_vllm_args %s and mindie_config_vllm_env %s; keep one'
+                           % (key, API_KEY_ENV))
+        elif arg == 'hf-token' and value is not True and value not in (False, None):
+            out.append('mindie_config_vllm_args %s would put the token on the command line of vllm serve, which every local '
+                       'user can read (ps); set HF_TOKEN in mindie_config_vllm_env instead (kept in a file of its own, out '
+                       'of the reports and the diff)' % key)
+    for key, value in env.items():
+        if key in GONE_ENV:
+            out.append('mindie_config_vllm_env %s: %s' % (key, GONE_ENV[key]))
+        elif not ENV_NAME_RE.match(str(key)):
+            out.append('mindie_config_vllm_env %s is not an environment variable name' % short_repr(key))
+        elif isinstance(value, (Mapping, list)) or value is None:
+            out.append('mindie_config_vllm_env %s must be a string or a number, got %s' % (key, _shown(key, value)))
+    return out
+
+
+def vllm_launch(values, secrets=False):
+    """The env files and the launch script of a vLLM-Ascend service.
+
+    Returns ``{argv, env_text, script_text, secret_env_path, secret_names, env_redacted}`` and, with ``secrets``,
+    ``secret_env_text``: the text of the file that holds the API key (``VLLM_API_KEY``) and every variable whose name
+    marks a secret. Nothing else returned holds a secret value.
+    """
+    problems = _vllm_problems(values) if isinstance(values, Mapping) else ['the input must be a dict']
+    service = values.get('service') if isinstance(values, Mapping) else None
+    if not isinstance(service, str) or not SERVICE_RE.match(service):
+        problems.append('mindie_config_service %s must be a name of letters, digits, ".", "_" and "-"' % short_repr(service))
+    if problems:
+        _error('vllm_launch', '; '.join(problems))
+    argv = ['vllm', 'serve', values['vllm_model'].strip()]
+    env = dict((str(key), str(value)) for key, value in (values.get('vllm_env') or {}).items())
+    for key, value in (values.get('vllm_args') or {}).items():
+        flag = '--' + _arg_name(key)
+        if _arg_name(key) == API_KEY_ARG:
+            env[API_KEY_ENV] = str(value).strip()
+        elif value is True:
+            argv.append(flag)
+        elif value is False or value is None:
+            continue
+        elif isinstance(value, (Mapping, list)):
+            argv += [flag, json.dumps(value, sort_keys=True, separators=(',', ':'))]
+        else:
+            argv += [flag, str(value)]
+    env_path = values.get('env_path') or '/etc/npuops/vllm-%s.env' % service
+    secret_path = values.get('secret_env_path') or '%s/vllm-%s.secrets' % (env_path.rsplit('/', 1)[0] or '', service)
+    secret_names = sorted(name for name in env if is_secret_env(name))
+    env_lines = ['# managed by npuops.ascend: environment of the vLLM-Ascend service %s' % service]
+    env_lines += ['%s=%s' % (key, shlex.quote(value)) for key, value in sorted(env.items()) if key not in secret_names]
+    script = [
+        '#!/bin/sh',
+        '# managed by npuops.ascend: launch of the vLLM-Ascend service %s (plain vllm serve; the Ascend platform' % service,
+        '# plugin is found automatically)',
+        'set -a',
+        '. %s' % shlex.quote(env_path),
+    ]
+    if secret_names:
+        script.append('. %s' % shlex.quote(secret_path))
+    script += ['set +a', 'exec %s "$@"' % ' '.join(shlex.quote(part) for part in argv)]
+    out = {'argv': argv, 'env_text': '\n'.join(env_lines) + '\n', 'script_text': '\n'.join(script) + '\n',
+           'secret_env_path': secret_path, 'secret_names': secret_names,
+           'env_redacted': dict((key, REDACTED if key in secret_names else value) for key, value in env.items())}
+    if secrets:
+        lines = ['# managed by npuops.ascend: secrets of the vLLM-Ascend service %s (not shown in reports or diffs)' % service]
+        lines += ['%s=%s' % (key, shlex.quote(env[key])) for key in secret_names]
+        out['secret_env_text'] = '\n'.join(lines) + '\n'
+    return out
+
+
+# --- mindie_config_problems ----------------------------------------------------------------------------------------
+
+def mindie_config_problems(values):
+    """Every problem of the stage 7 variables of one node, from the inventory alone: a list of sentences."""
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain import mindie as _mindie  # pylint: disable=import-outside-toplevel
+    if not isinstance(values, Mapping):
+        return ['the stage 7 variables must be a dict, got %s' % short_repr(values)]
+    out = []
+    engine = values.get('engine')
+    if engine not in ENGINES:
+        return ['mindie_config_engine must be one of %s, got %s' % (', '.join(ENGINES), short_repr(engine))]
+    service = values.get('service')
+    if not isinstance(service, str) or not SERVICE_RE.match(service):
+        out.append('mindie_config_service %s must be a name of letters, digits, ".", "_" and "-"' % short_repr(service))
+    settings = values.get('settings') or {}
+    vllm_given = [name for name in ('vllm_model', 'vllm_args', 'vllm_env') if values.get(name)]
+    if engine == 'mindie':
+        if vllm_given:
+            out.append('service %s is configured for both engines: mindie_config_engine is mindie but %s are set. One '
+                       'service runs one engine; clear them or set mindie_config_engine: vllm'
+                       % (service, ', '.join('mindie_config_' + name for name in vllm_given)))
+        mem = values.get('npu_mem_size')
+        if isinstance(settings, Mapping) and mem not in (None, '') and 'npuMemSize' in settings:
+            out.append('npuMemSize is given twice: in mindie_config_settings and as mindie_config_npu_mem_size %s; keep one'
+                       % short_repr(mem))
+        if mem == 'auto':
+            weights = values.get('weights_gb')
+            if isinstance(weights, bool) or not isinstance(weights, (int, float)) or weights < 0:
+                out.append('mindie_config_npu_mem_size auto needs mindie_config_weights_gb, the weights per NPU in GB '
+                           '(0 or more), got %s' % short_repr(weights))
+        elif mem not in (None, ''):
+            problem = _mindie.kind_problem('npuMemSize', mem)
+            if problem:
+                out.append('mindie_config_npu_mem_size must be auto, null or a valid npuMemSize: %s' % problem)
+        mode = values.get('mode')
+        try:
+            if _mindie.parse_mode(mode) & ~_mindie.MAX_MODE:
+                out.append('mindie_config_mode %s is wider than 0640, which MindIE refuses; use 0640 or 0600' % mode)
+        except ValueError as exc:
+            out.append('mindie_config_mode: %s' % exc)
+        out.extend(_mindie.setting_problems(settings))
+    elif engine == 'vllm':
+        if settings:
+            out.append('service %s is configured for both engines: mindie_config_engine is vllm but mindie_config_settings '
+                       'is set. One service runs one engine; clear mindie_config_settings or set mindie_config_engine: '
+                       'mindie' % service)
+        out.extend(_vllm_problems(values))
+    return out
+
+
+def mindie_config_problem_lines(pair):
+    """``host: problem`` lines of one node from the pair ``[problems, host]`` (a list, one sentence or None), for the
+    asserts that stop the stage on every node."""
+    problems, host = pair
+    if isinstance(problems, str):
+        problems = [problems] if problems else []
+    return ['%s: %s' % (host, problem) for problem in problems or []]
+
+
+# --- mindie_config_findings ----------------------------------------------------------------------------------------
+
+def mindie_config_findings(result, settings, host, file_text=None, model_index=0):
+    """Gate findings of stage 7 (MindIE): the module's problems, or every setting the file does not hold."""
+    from ansible_collections.npuops.ascend.plugins.module_utils._domain import mindie as _mindie  # pylint: disable=import-outside-toplevel
+    check = 'mindie_config'
+    if not isinstance(result, Mapping) or result.get('skipped'):
+        return []
+    # registered with failed_when: false, a failed result has failed: false; it has no values
+    if result.get('failed') or result.get('problems') or 'settings_after' not in result:
+        problems = result.get('problems') or [result.get('msg') or 'the task failed without a message']
+        return [finding(host, None, check, None, 'MindIE rules', problem) for problem in problems]
+    if file_text:
+        try:
+            have = _mindie.file_values(json.loads(file_text), int(model_index))
+        except ValueError as exc:
+            return [finding(host, None, check, None, 'valid JSON', '%s is not readable after writing: %s'
+                            % (result.get('path'), exc))]
+    else:
+        have = dict(result.get('settings_after') or {})
+    out = []
+    for key, value in sorted((settings or {}).items()):
+        if key not in have or have[key] != value:
+            out.append(finding(host, None, check, have.get(key), value, '%s holds %s = %s, not %s'
+                               % (result.get('path'), key, short_repr(have.get(key)), short_repr(value))))
+    return out
+

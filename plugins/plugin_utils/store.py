@@ -1,0 +1,321 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The run's store on the controller: one record per node per stage, and what the PoD steps read from it.
+
+A run directory (``<report dir>/<run id>``) holds ``nodes/<node>/stage<N>.json``: the result of stage N on that
+node, written on the controller by the gate or by the stage's own action (plugins/action/stage_gate.py,
+stage_versions.py); and ``pod/stage<N>.json``: what the PoD-wide part of stage N found over the nodes' records.
+The PoD-wide steps (the gate's verdict, the run's summary) read these files and never the facts of other nodes, so
+that the per-node part of a run and its PoD part can run in different processes. The shapes are documented in
+docs/reference/records.md; ``VERSION`` changes when a key changes meaning or goes away (a new key does not change it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import stat
+import tempfile
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN, finding
+
+SCHEMA = 'npuops.ascend/stage-record'
+POD_SCHEMA = 'npuops.ascend/pod-record'
+VERSION = 1
+STATUSES = ('passed', 'failed', 'skipped', 'stopped')
+RECORD_KEYS = ('schema', 'version', 'run', 'node', 'stage', 'role', 'status', 'check_mode', 'time', 'failures',
+               'warnings', 'findings', 'data')
+# A run id names a directory: letters, digits, '.', '_', '-', starting with a letter or digit.
+RUN_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]{0,127}')
+_STAGE_FILE = re.compile(r'^stage(\d)\.json$')
+
+
+class StoreError(Exception):
+    """The store cannot be used as asked (a bad name, a link where a directory should be, an unwritable path)."""
+
+
+def check_run_id(run_id):
+    """The run id when it can name a directory, else StoreError saying what is accepted."""
+    text = '' if run_id is None else str(run_id)
+    if not RUN_ID.fullmatch(text):
+        raise StoreError('the run id %r cannot name a run directory: use 1-128 letters, digits, ".", "_" or "-", '
+                         'starting with a letter or digit (npuops_run_id)' % (text,))
+    return text
+
+
+def check_node(node):
+    """The node's inventory name when it can name a directory of the store, else StoreError."""
+    text = '' if node is None else str(node)
+    if not text or text in ('.', '..') or '/' in text or '\0' in text or text.startswith('.'):
+        raise StoreError('the node name %r cannot name a directory of the run store (no "/", no NUL byte, not starting '
+                         'with "."); rename the host in the inventory' % (text,))
+    return text
+
+
+def check_stage(stage):
+    """The stage number 0-9, else StoreError."""
+    if isinstance(stage, bool) or not isinstance(stage, int) or not 0 <= stage <= 9:
+        raise StoreError('the stage must be a whole number from 0 to 9, got %r' % (stage,))
+    return stage
+
+
+def node_dir(run_dir, node):
+    return os.path.join(run_dir, 'nodes', check_node(node))
+
+
+def record_path(run_dir, node, stage):
+    return os.path.join(node_dir(run_dir, node), 'stage%d.json' % check_stage(stage))
+
+
+def _unique(items):
+    out = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def make_record(run_id, node, stage, role, findings, skipped=False, check_mode=False, data=None, now=None,
+                result=None):
+    """The record of one node's stage: its own findings (those naming it), its status and messages.
+
+    ``findings`` may hold other nodes' findings too (a PoD-wide list is the same on every node): only this node's are
+    kept. ``status`` is ``skipped`` when the stage did not measure, else ``failed`` when one of them is a failure.
+    ``result`` (``{status, failures, warnings}``) is a result a PoD-wide step decided for the node (a stopped change
+    window): it replaces what the findings say.
+    """
+    node = check_node(node)
+    mine = _unique([f for f in findings or [] if isinstance(f, dict) and str(f.get('host')) == node])
+    failures = [f.get('msg') for f in mine if f.get('severity') == FAIL]
+    warnings = [f.get('msg') for f in mine if f.get('severity') == WARN]
+    status = 'skipped' if skipped else ('failed' if failures else 'passed')
+    if result:
+        status = result.get('status')
+        if status not in STATUSES:
+            raise StoreError('the result of %s stage %s has the status %r; expected one of %s'
+                             % (node, stage, status, ', '.join(STATUSES)))
+        failures = [str(text) for text in result.get('failures') or []]
+        warnings = [str(text) for text in result.get('warnings') or []]
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    return {
+        'schema': SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'node': node, 'stage': check_stage(stage),
+        'role': str(role or ''), 'status': status, 'check_mode': bool(check_mode),
+        'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ'), 'failures': failures, 'warnings': warnings,
+        'findings': mine, 'data': dict(data or {}),
+    }
+
+
+def _own_dir(path):
+    """Create a directory of the store, or accept an existing one; a link or a file there is refused."""
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise StoreError('%s is not a directory (a link or a file is there); the run store does not follow links. '
+                         'Remove it, or choose another report directory (npuops_report_dir)' % path)
+
+
+def write_record(run_dir, record):
+    """Write the record atomically to ``<run dir>/nodes/<node>/stage<N>.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    _own_dir(os.path.join(run_dir, 'nodes'))
+    directory = node_dir(run_dir, record['node'])
+    _own_dir(directory)
+    path = record_path(run_dir, record['node'], record['stage'])
+    _write_json(directory, path, record, '.stage%d.' % record['stage'])
+    return path
+
+
+def _write_json(directory, path, document, prefix):
+    """Write a JSON document atomically: a temporary file in the same directory, then a rename over ``path``."""
+    handle, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    try:
+        with os.fdopen(handle, 'w', encoding='utf-8') as out:
+            json.dump(document, out, indent=2, sort_keys=True)
+            out.write('\n')
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _load(path):
+    """The JSON document at path, read without following a link; (document, None) or (None, problem)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except FileNotFoundError:
+        return None, 'missing'
+    except OSError as exc:
+        return None, 'cannot be read (%s)' % (exc.strerror or exc)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, 'is not a regular file'
+        with os.fdopen(fd, 'r', encoding='utf-8') as handle:
+            fd = None
+            return json.load(handle), None
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, 'is not valid JSON (%s)' % exc
+    except OSError as exc:
+        return None, 'cannot be read (%s)' % (exc.strerror or exc)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def record_problem(record, run_id, node, stage):
+    """Why a record read from this run's store cannot be used for this node and stage; None when it can."""
+    if not isinstance(record, dict):
+        return 'is not a stage record'
+    if record.get('schema') != SCHEMA:
+        return 'is not a stage record (schema %r, expected %r)' % (record.get('schema'), SCHEMA)
+    if record.get('version') != VERSION:
+        return 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
+    if record.get('run') != run_id:
+        return 'is of run %s, not of this run %s: a record of another run is never used' % (record.get('run'), run_id)
+    if record.get('node') != node or record.get('stage') != stage:
+        return 'is the record of %s stage %s, not of %s stage %s' % (record.get('node'), record.get('stage'), node, stage)
+    if record.get('status') not in STATUSES:
+        return 'has the status %r (expected one of %s)' % (record.get('status'), ', '.join(STATUSES))
+    return None
+
+
+def read_record(run_dir, run_id, node, stage):
+    """``(record, None)`` when this run's store holds a usable record of the node's stage, else ``(None, problem)``."""
+    path = record_path(run_dir, node, stage)
+    record, problem = _load(path)
+    if problem == 'missing':
+        return None, 'no record of stage %d in the run store (%s): the stage did not record a result for this node' % (
+            stage, path)
+    if problem is None:
+        problem = record_problem(record, run_id, node, stage)
+        if problem is None:
+            return record, None
+    return None, 'the record of stage %d in the run store (%s) %s' % (stage, path, problem)
+
+
+def read_stage(run_dir, run_id, nodes, stage):
+    """The records of one stage for the given nodes: ``(records by node, findings for the nodes without one)``."""
+    records, problems = {}, []
+    for node in nodes or []:
+        record, problem = read_record(run_dir, run_id, node, stage)
+        if record is not None:
+            records[node] = record
+        else:
+            problems.append(finding(node, None, 'stage_record', None, 'record of run %s' % run_id, problem))
+    return records, problems
+
+
+def node_stages(run_dir, run_id, node):
+    """``{stageN: record}`` of every usable record of one node in this run's store (others are left out)."""
+    out = {}
+    try:
+        names = os.listdir(node_dir(run_dir, node))
+    except OSError:
+        return out
+    for name in sorted(names):
+        match = _STAGE_FILE.match(name)
+        if not match:
+            continue
+        stage = int(match.group(1))
+        record, problem = read_record(run_dir, run_id, node, stage)
+        if problem is None:
+            out['stage%d' % stage] = record
+    return out
+
+
+def pod_record_path(run_dir, stage):
+    return os.path.join(run_dir, 'pod', 'stage%d.json' % check_stage(stage))
+
+
+def make_pod_record(run_id, stage, role, findings, check_mode=False, data=None, now=None):
+    """The record of the PoD-wide part of a stage: its findings (each names its node) and what it computed."""
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    return {
+        'schema': POD_SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'stage': check_stage(stage),
+        'role': str(role or ''), 'check_mode': bool(check_mode), 'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ'),
+        'findings': _unique([f for f in findings or [] if isinstance(f, dict)]), 'data': dict(data or {}),
+    }
+
+
+def write_pod_record(run_dir, record):
+    """Write the PoD record atomically to ``<run dir>/pod/stage<N>.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    directory = os.path.join(run_dir, 'pod')
+    _own_dir(directory)
+    path = pod_record_path(run_dir, record['stage'])
+    _write_json(directory, path, record, '.stage%d.' % record['stage'])
+    return path
+
+
+def read_pod_record(run_dir, run_id, stage):
+    """``(record, None)``, ``(None, None)`` when the stage has no PoD record, or ``(None, problem)``."""
+    path = pod_record_path(run_dir, stage)
+    record, problem = _load(path)
+    if problem == 'missing':
+        return None, None
+    if problem is None:
+        if not isinstance(record, dict) or record.get('schema') != POD_SCHEMA:
+            problem = 'is not a PoD record (schema %r, expected %r)' % (
+                record.get('schema') if isinstance(record, dict) else None, POD_SCHEMA)
+        elif record.get('version') != VERSION:
+            problem = 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
+        elif record.get('run') != run_id:
+            problem = 'is of run %s, not of this run %s: a record of another run is never used' % (record.get('run'), run_id)
+        elif record.get('stage') != stage:
+            problem = 'is the PoD record of stage %s, not of stage %s' % (record.get('stage'), stage)
+        else:
+            return record, None
+    return None, 'the PoD record of stage %d in the run store (%s) %s' % (stage, path, problem)
+
+
+def _with_pod(entry, node, pod):
+    """A node's summary entry of a stage with the PoD record's findings that name the node added."""
+    if not pod:
+        return entry
+    mine = [f for f in pod.get('findings') or [] if isinstance(f, dict) and str(f.get('host')) == node]
+    failures = entry['failures'] + [f.get('msg') for f in mine if f.get('severity') == FAIL and f.get('msg') not in entry['failures']]
+    warnings = entry['warnings'] + [f.get('msg') for f in mine if f.get('severity') == WARN and f.get('msg') not in entry['warnings']]
+    status = 'failed' if failures and entry['status'] == 'passed' else entry['status']
+    return dict(entry, status=status, failures=failures, warnings=warnings)
+
+
+def summary(run_dir, run_id, nodes, check_mode=False):
+    """The run's ``summary.json``: ``{run, check_mode, nodes: {node: {stageN: {stage, role, status, failures,
+    warnings}}}}`` from the records in the store (a stage's PoD findings that name a node count for that node)."""
+    out, pods = {}, {}
+    for node in nodes or []:
+        entries = {}
+        for key, record in node_stages(run_dir, run_id, node).items():
+            if record['stage'] not in pods:
+                pods[record['stage']] = read_pod_record(run_dir, run_id, record['stage'])[0]
+            entry = {name: record[name] for name in ('stage', 'role', 'status', 'failures', 'warnings')}
+            entries[key] = _with_pod(entry, str(node), pods[record['stage']])
+        out[str(node)] = entries
+    return {'run': run_id, 'check_mode': bool(check_mode), 'nodes': out}
+
+
+def write_summary(run_dir, document):
+    """Write ``<run dir>/summary.json`` atomically; returns its path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    path = os.path.join(run_dir, 'summary.json')
+    if os.path.islink(path):
+        raise StoreError('%s is a link; the run store does not follow links. Remove it' % path)
+    handle, tmp = tempfile.mkstemp(prefix='.summary.', dir=run_dir)
+    try:
+        with os.fdopen(handle, 'w', encoding='utf-8') as out:
+            json.dump(document, out, indent=4, sort_keys=True, separators=(',', ': '))
+            out.write('\n')
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

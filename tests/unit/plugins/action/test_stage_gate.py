@@ -1,0 +1,156 @@
+"""npuops.ascend.stage_gate run by ansible-playbook through the internal gate role: each node records its stage in the
+run's store, the verdict reads the records (a lost node and a failing node named in one message), the summary is made
+from the store, and a stopped window's decided results are written for nodes no longer in the play."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ansible_collections.npuops.ascend.plugins.action import stage_gate as action
+
+COLLECTIONS_ROOT = os.path.abspath(os.path.join(os.path.dirname(action.__file__), '..', '..', '..', '..', '..'))
+ANSIBLE_PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')
+pytestmark = pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason='ansible-playbook is not installed')
+
+INVENTORY = textwrap.dedent("""\
+    [pod]
+    node01
+    node02
+    node03
+
+    [pod:vars]
+    ansible_connection=local
+    ansible_python_interpreter=%s
+    """) % sys.executable
+
+PLAY = """\
+- name: A stage and its gate
+  hosts: pod
+  gather_facts: false
+  vars:
+    npuops_report_dir: "%(reports)s"
+  tasks:
+    - name: Prepare the run directory
+      ansible.builtin.import_role:
+        name: npuops.ascend.gate
+        tasks_from: run
+
+    - name: A node drops out before the gate
+      ansible.builtin.fail:
+        msg: lost on the way
+      when: inventory_hostname == 'node03' and drop | default(false) | bool
+
+    - name: The gate of stage 3
+      ansible.builtin.import_role:
+        name: npuops.ascend.gate
+      vars:
+        gate_stage: 3
+        gate_role: hccl_bench
+        gate_findings: "%(findings)s"
+        gate_data: {busbw_gb_s: 21.5}
+      when: inventory_hostname != 'node03' or not skip3 | default(false) | bool
+
+- name: The summary
+  hosts: pod
+  gather_facts: false
+  vars:
+    npuops_report_dir: "%(reports)s"
+  tasks:
+    - name: Show the result of every stage
+      ansible.builtin.import_role:
+        name: npuops.ascend.gate
+        tasks_from: summary
+"""
+
+
+def run(tmp_path, findings, *extra):
+    (tmp_path / 'inventory.ini').write_text(INVENTORY)
+    (tmp_path / 'play.yml').write_text(PLAY % {'reports': tmp_path / 'reports', 'findings': findings})
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_RETRY_FILES_ENABLED='false',
+               ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', ANSIBLE_STDOUT_CALLBACK='default')
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.ini'), str(tmp_path / 'play.yml'),
+                           '-e', 'npuops_run_id=R1'] + list(extra),
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=180)
+    return proc, proc.stdout + proc.stderr
+
+
+def load(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+FAILING = ("{{ [{'host': 'node02', 'device': 5, 'check': 'busbw', 'value': 9.1, 'expected': 20, 'severity': 'fail', "
+           "'msg': 'node02 NPU 5: bus bandwidth 9.1 GB/s, expected at least 20'}] if inventory_hostname == 'node02' "
+           "else [{'host': inventory_hostname, 'device': none, 'check': 'x', 'value': 1, 'expected': 0, "
+           "'severity': 'warn', 'msg': inventory_hostname ~ ': a warning'}] }}")
+
+
+def test_the_verdict_reads_the_records_and_names_the_failing_and_the_lost_node(tmp_path):
+    proc, out = run(tmp_path, FAILING, '-e', 'drop=true')
+    assert proc.returncode == 2, out
+    run_dir = tmp_path / 'reports' / 'R1'
+    assert ('Stage 3 (hccl_bench) gate failed on 2 node(s) (node02, node03): node02 NPU 5: bus bandwidth 9.1 GB/s, '
+            'expected at least 20; node03: the node dropped out before the gate') in out
+    assert '[WARNING]: node01: a warning' in out
+    assert sorted(glob.glob(str(run_dir / 'nodes' / '*' / '*.json'))) == [
+        str(run_dir / 'nodes' / 'node01' / 'stage3.json'), str(run_dir / 'nodes' / 'node02' / 'stage3.json')]
+    record = load(run_dir / 'nodes' / 'node02' / 'stage3.json')
+    assert (record['run'], record['status'], record['data']) == ('R1', 'failed', {'busbw_gb_s': 21.5})
+    assert [f['device'] for f in record['findings']] == [5]
+    summary = load(run_dir / 'summary.json')
+    assert summary['nodes']['node03'] == {} and summary['nodes']['node01']['stage3']['status'] == 'passed'
+    assert summary['nodes']['node02']['stage3']['failures'] == ['node02 NPU 5: bus bandwidth 9.1 GB/s, expected at least 20']
+
+
+def test_a_node_without_its_record_of_this_run_is_a_failure_and_a_stale_record_is_never_used(tmp_path):
+    stale = tmp_path / 'reports' / 'R1' / 'nodes' / 'node03'
+    stale.mkdir(parents=True)
+    (stale / 'stage3.json').write_text(json.dumps({
+        'schema': 'npuops.ascend/stage-record', 'version': 1, 'run': 'R0', 'node': 'node03', 'stage': 3,
+        'role': 'hccl_bench', 'status': 'passed', 'check_mode': False, 'time': '2026-12-01T00:00:00Z', 'failures': [],
+        'warnings': [], 'findings': [], 'data': {}}))
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'skip3=true')
+    assert proc.returncode == 2, out
+    assert ('Stage 3 (hccl_bench) gate failed on 1 node(s) (node03): node03: the record of stage 3 in the run store (%s) '
+            'is of run R0, not of this run R1: a record of another run is never used' % (stale / 'stage3.json')) in out
+    (stale / 'stage3.json').unlink()
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'skip3=true')
+    assert proc.returncode == 2, out
+    assert 'node03: no record of stage 3 in the run store (%s)' % (stale / 'stage3.json') in out
+
+
+def test_a_passing_stage_and_the_summary_lines(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}")
+    assert proc.returncode == 0, out
+    for node in ('node01', 'node02', 'node03'):
+        assert '%-12s stage3 %-14s passed' % (node, 'hccl_bench') in out
+    assert load(tmp_path / 'reports' / 'R1' / 'summary.json')['check_mode'] is False
+
+
+def test_check_mode_records_too_and_says_so(tmp_path):
+    proc, out = run(tmp_path, FAILING, '--check')
+    assert proc.returncode == 2, out
+    record = load(tmp_path / 'reports' / 'R1' / 'nodes' / 'node01' / 'stage3.json')
+    assert record['check_mode'] is True and record['status'] == 'passed'
+    assert load(tmp_path / 'reports' / 'R1' / 'summary.json')['check_mode'] is True
+
+
+def test_a_bad_run_id_stops_before_anything_with_the_rule(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'npuops_run_id=../../etc')
+    assert proc.returncode == 2, out
+    assert 'npuops_run_id is "../../etc": it names the run\'s report directory' in out
+    assert 'lost on the way' not in out and not (tmp_path / 'reports').exists()
+
+
+def test_the_action_refuses_a_bad_run_id_itself(tmp_path):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import store
+    with pytest.raises(store.StoreError, match="the run id '../x' cannot name a run directory"):
+        store.check_run_id('../x')

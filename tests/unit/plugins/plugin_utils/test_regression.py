@@ -1,0 +1,196 @@
+"""Stage 9: launch_check (was stage 9 launched as stage 1 was), regression_compare and regression_lines - verdicts and
+limits, and the comparison refused, or kept with a warning, when the launches differ."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils import regression
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import benchmark_launch
+from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import launch_check
+
+BEFORE = {'measured': True, 'run': '20261202T181325Z', 'mean_ms': 2000.0, 'tokens_per_s': 100000.0,
+          'tflops_per_npu': 50.0, 'mfu_pct': 16.0, 'spread_pct': 0.2, 'runs': []}
+
+
+def after(**kw):
+    out = {'measured': True, 'mean_ms': 1500.0, 'tokens_per_s': 133333.0, 'tflops_per_npu': 66.0, 'mfu_pct': 21.1,
+           'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1500.0}, {'run': 2, 'mean_ms': 1500.0},
+                                                       {'run': 3, 'mean_ms': 1500.0}]}
+    out.update(kw)
+    return out
+
+
+# ---- regression_compare, regression_lines --------------------------------------------------------------------------
+
+def test_improvement():
+    out = regression.regression_compare(after(), BEFORE, host='node01', baseline_run='R1')
+    assert out['compared'] and out['verdict'] == 'improved'
+    rows = dict((m['metric'], m) for m in out['metrics'])
+    assert rows['mean_ms']['change_pct'] == -25.0 and rows['mean_ms']['gain_pct'] == 25.0
+    assert rows['mean_ms']['verdict'] == 'improved'
+    assert rows['comm_share_pct']['verdict'] == 'not available' and rows['aicore_pct']['verdict'] == 'not available'
+    assert out['findings'] == [] and out['regressed'] == []
+    assert regression.regression_lines(out, '/r/baseline.json') == [
+        'node01: improved against /r/baseline.json', 'step time 2000 -> 1500 ms (-25 %): improved',
+        'tokens/s 100000 -> 133333 tokens/s (+33.33 %): improved',
+        'TFLOP/s per NPU 50 -> 66 TFLOP/s (+32 %): improved', 'MFU 16 -> 21.1 % (+31.88 %): improved']
+
+
+def test_regression_beyond_the_tolerance_fails_naming_node_and_metric():
+    out = regression.regression_compare(after(mean_ms=2050.0, tokens_per_s=97600.0, tflops_per_npu=49.5, mfu_pct=15.9),
+                                    BEFORE, host='node01', baseline_run='R1')
+    assert out['verdict'] == 'regressed' and out['regressed'] == ['step time', 'tokens/s']
+    fails = [f for f in out['findings'] if f['severity'] == 'fail']
+    assert [f['check'] for f in fails] == ['regression_mean_ms', 'regression_tokens_per_s']
+    assert fails[0]['msg'] == ('node01: step time 2000 -> 2050 ms (+2.5 %) after tuning, worse than the stage 1 baseline '
+                               'of run R1 by more than the 2 % tolerance; find what changed since stage 1 (the stage '
+                               'reports of this run) before using the PoD')
+    assert fails[0]['host'] == 'node01' and fails[0]['value'] == 2050.0 and fails[0]['expected'] == 2000.0
+
+
+@pytest.mark.parametrize('mean, verdict', [(1900.0, 'improved'), (1901.0, 'unchanged'), (2040.0, 'unchanged'),
+                                           (2040.2, 'regressed')])
+def test_limits_are_inclusive_for_an_improvement_and_exclusive_for_a_regression(mean, verdict):
+    out = regression.regression_compare(after(mean_ms=mean), BEFORE)
+    assert dict((m['metric'], m['verdict']) for m in out['metrics'])['mean_ms'] == verdict
+
+
+def test_nothing_improved_is_a_warning():
+    out = regression.regression_compare(after(mean_ms=1990.0, tokens_per_s=100500.0, tflops_per_npu=50.2, mfu_pct=16.05),
+                                    BEFORE, host='node01')
+    assert out['verdict'] == 'unchanged'
+    assert [(f['severity'], f['check']) for f in out['findings']] == [('warn', 'improvement')]
+
+
+def test_no_baseline_and_no_measurement():
+    out = regression.regression_compare(after(), {}, host='node01')
+    assert not out['compared'] and out['findings'][0]['severity'] == 'warn'
+    assert out['findings'][0]['msg'].startswith('node01: no stage 1 baseline to compare with')
+    skipped = regression.regression_compare({'measured': False, 'reason': 'a measurement is skipped in check mode'}, BEFORE)
+    assert skipped['reason'] == 'a measurement is skipped in check mode' and skipped['findings'] == []
+    assert regression.regression_lines(skipped) == ['this node: not compared: a measurement is skipped in check mode']
+
+
+def test_noisy_runs_after_tuning_fail_and_failed_runs_are_kept():
+    failed = {'host': 'node01', 'check': 'benchmark', 'severity': 'fail', 'msg': 'node01 (run 2): failed'}
+    spread = {'host': 'node01', 'check': 'spread', 'severity': 'fail', 'msg': 'stage 1 wording'}
+    out = regression.regression_compare(after(spread_pct=7.5, findings=[failed, spread]), BEFORE, host='node01')
+    checks = [(f['check'], f['severity']) for f in out['findings']]
+    assert ('benchmark', 'fail') in checks and ('spread', 'fail') in checks
+    assert not any(f['msg'] == 'stage 1 wording' for f in out['findings'])
+
+
+@pytest.mark.parametrize('kwargs, text', [({'improvement_pct': -1}, 'improvement_pct must be'),
+                                          ({'tolerance_pct': 'x'}, 'tolerance_pct must be')])
+def test_bad_limits(kwargs, text):
+    with pytest.raises(AnsibleFilterError, match=text):
+        regression.regression_compare(after(), BEFORE, **kwargs)
+
+
+def test_bad_input():
+    with pytest.raises(AnsibleFilterError, match='expects the measurement'):
+        regression.regression_compare([1], BEFORE)
+
+
+# ---- launch_check --------------------------------------------------------------------------------------------------
+
+ID_ROOT = {'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)', 'stderr': '', 'item': ['id']}
+STATUS = {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7', 'stderr': '', 'item': ['grep']}
+CONFIG = {'host': 'node01', 'command': '/usr/local/sbin/npu-sim train --steps 50', 'launcher': '', 'launcher_args': [],
+          'run_user': '', 'chdir': '', 'environment': {'HCCL_RDMA_SL': '4'}}
+
+
+def _launch(**kw):
+    record = benchmark_launch(CONFIG, {'results': [ID_ROOT, STATUS]})
+    record.update(kw)
+    return record
+
+
+def test_the_same_launch_is_comparable():
+    check = launch_check(_launch(), _launch())
+    assert check == {'comparable': True, 'same': True, 'declared': None, 'differences': [], 'findings': [],
+                     'before_recorded': True}
+
+
+def test_a_different_launch_is_not_compared_and_fails():
+    after = _launch(user='npuops', uid=996, launcher=['/usr/local/bin/npu-bind', '0', '--'], cpus_allowed='144-167',
+                    mems_allowed='6')
+    check = launch_check(after, _launch(), baseline_run='R1')
+    assert check['comparable'] is False and check['same'] is False
+    assert [d['field'] for d in check['differences']] == ['launcher', 'user', 'cpus_allowed', 'mems_allowed']
+    assert check['findings'] == [{
+        'host': 'node01', 'device': None, 'check': 'launch', 'value': 'launcher, user, CPUs allowed, memory nodes allowed',
+        'expected': 'the launch of stage 1', 'severity': 'fail',
+        'msg': 'node01: stage 9 was not launched as stage 1 of run R1 was (launcher none -> /usr/local/bin/npu-bind 0 --; '
+               'user root -> npuops; CPUs allowed 0-191 -> 144-167; memory nodes allowed 0-7 -> 6), so its measurement '
+               'is not compared with the baseline: a different launch can show as a regression or an improvement of '
+               'its own. Launch stage 9 as stage 1 was launched (regression_command, regression_run_user, '
+               'regression_launcher), or name the difference as the change under test in regression_launch_change'}]
+
+
+def test_a_declared_difference_is_compared_with_a_warning():
+    after = _launch(user='npuops', uid=996)
+    check = launch_check(after, _launch(), change='the run user of stage 6')
+    assert check['comparable'] is True and check['same'] is False and check['declared'] == 'the run user of stage 6'
+    assert [(f['severity'], f['msg']) for f in check['findings']] == [(
+        'warn', 'node01: stage 9 was not launched as stage 1 was (user root -> npuops); compared anyway because '
+                'regression_launch_change names it as the change under test: the run user of stage 6')]
+
+
+def test_a_baseline_without_a_launch_record_warns():
+    check = launch_check(_launch(), {})
+    assert check['comparable'] is True and check['before_recorded'] is False
+    assert [(f['severity'], f['check']) for f in check['findings']] == [('warn', 'launch')]
+    assert 'records no launch' in check['findings'][0]['msg']
+
+
+def test_unobserved_fields_are_not_compared():
+    # the probe failed on one side: user and bindings are unknown there, the configured launch is still compared
+    after = benchmark_launch(CONFIG)
+    assert launch_check(after, _launch())['comparable'] is True
+    assert launch_check(benchmark_launch(dict(CONFIG, run_user='npuops')), _launch())['comparable'] is False
+
+
+# ---- regression_compare with the launches of stage 1 and stage 9 ---------------------------------------------------
+
+def _launches():
+    probe = {'results': [{'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)'},
+                         {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7'}]}
+    config = {'host': 'node01', 'command': 'bash pretrain.sh', 'launcher': '', 'launcher_args': [], 'run_user': ''}
+    before = benchmark_launch(config, probe)
+    bound = benchmark_launch(dict(config, launcher='/usr/local/bin/npu-bind', launcher_args=['0', '--']), probe)
+    return before, bound
+
+
+MEASURED = {'measured': True, 'mean_ms': 1900.0, 'tokens_per_s': 105000.0, 'tflops_per_npu': 52.0, 'mfu_pct': 17.6,
+            'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1900.0}]}
+BASELINE = {'measured': True, 'mean_ms': 2000.0, 'tokens_per_s': 100000.0, 'tflops_per_npu': 50.0, 'mfu_pct': 16.9,
+            'spread_pct': 0.2, 'runs': []}
+
+
+def test_regression_compare_refuses_a_different_launch():
+    before, bound = _launches()
+    check = launch_check(bound, before, baseline_run='R1')
+    out = regression.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is False and out['verdict'] == 'not run' and out['metrics'] == []
+    assert out['reason'] == ('stage 9 was not launched as stage 1 was (launcher none -> /usr/local/bin/npu-bind 0 --): '
+                             'the two measurements are not comparable')
+    assert [(f['severity'], f['check']) for f in out['findings']] == [('fail', 'launch')]
+    assert out['launch'] is check
+
+
+def test_regression_compare_with_the_same_launch_compares():
+    before, _bound = _launches()
+    check = launch_check(before, before)
+    out = regression.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is True and out['verdict'] == 'improved' and out['findings'] == []
+
+
+def test_regression_compare_keeps_the_warning_of_a_declared_launch_change():
+    before, bound = _launches()
+    check = launch_check(bound, before, change='per-rank binding of stage 6')
+    out = regression.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    assert out['compared'] is True and out['verdict'] == 'improved'
+    assert [(f['severity'], f['check']) for f in out['findings']] == [('warn', 'launch')]

@@ -1,0 +1,168 @@
+"""The run's report (model, Markdown, HTML): escaping, stages that did not run, the values of the chart, and how each
+stage launched the benchmark."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils import report
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import benchmark_launch
+from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import launch_check, regression_compare
+
+BEFORE = {'measured': True, 'run': '20261202T181325Z', 'mean_ms': 2000.0, 'tokens_per_s': 100000.0,
+          'tflops_per_npu': 50.0, 'mfu_pct': 16.0, 'spread_pct': 0.2, 'runs': []}
+
+
+def after(**kw):
+    out = {'measured': True, 'mean_ms': 1500.0, 'tokens_per_s': 133333.0, 'tflops_per_npu': 66.0, 'mfu_pct': 21.1,
+           'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1500.0}, {'run': 2, 'mean_ms': 1500.0},
+                                                       {'run': 3, 'mean_ms': 1500.0}]}
+    out.update(kw)
+    return out
+
+
+# ---- the run's report ------------------------------------------------------------------------------
+
+def test_bad_input():
+    with pytest.raises(AnsibleFilterError, match='expects'):
+        report.run_report([])
+    with pytest.raises(AnsibleFilterError, match='run_report_html expects'):
+        report.run_report_html('x')
+
+
+def sources():
+    comparison = regression_compare(after(), BEFORE, host='node01', baseline_run='R1')
+    return {
+        'summary.json': {'run': 'R2', 'check_mode': False, 'nodes': {
+            'node01': {'stage0': {'stage': 0, 'role': 'health_check', 'status': 'passed', 'failures': [], 'warnings': []},
+                       'stage9': {'stage': 9, 'role': 'regression', 'status': 'failed',
+                                  'failures': ['node01: <b>bad</b> & "worse"'], 'warnings': []}},
+            'node02': {'stage0': {'stage': 0, 'role': 'health_check', 'status': 'passed', 'failures': [], 'warnings': []}}}},
+        'stage0-health_check/node01.json': {'host_info': {'os': {'pretty_name': 'Debian 12', 'kernel': '6.1'}}, 'findings': [
+            {'host': 'node01', 'device': 3, 'check': 'link', 'severity': 'fail', 'msg': 'node01 NPU 3: link is DOWN'},
+            {'host': 'node01', 'check': 'nofile', 'severity': 'warn', 'msg': 'node01: open-file limit is 20000'}]},
+        'stage9-regression/regression.json': {'host': 'node01', 'comparison': comparison, 'improvement_pct': 5,
+                                              'tolerance_pct': 2, 'baseline': {'run': 'R1'}},
+    }
+
+
+def test_model_of_a_partial_run():
+    model = report.run_report(sources())
+    assert model['run'] == 'R2'
+    stages = model['stages']
+    assert [s[0] for s in stages['stages']] == list(range(10))
+    node02 = [c['status'] for c in stages['rows'][1]['cells']]
+    assert node02 == ['passed'] + ['not run'] * 9
+    health = model['health']['rows'][0]
+    assert health['os'] == 'Debian 12 6.1'
+    assert health['cells']['ports']['status'] == 'fail' and health['cells']['host']['status'] == 'warn'
+    assert health['cells']['npus']['status'] == 'ok'
+    assert model['bandwidth'] == {'intra_ran': False, 'intra': [], 'cross_ran': False, 'cross': None}
+    assert not model['versions']['ran'] and not model['switch']['ran']
+
+
+def test_chart_values():
+    chart = report.run_report(sources())['regression']['chart']
+    assert [c['metric'] for c in chart] == ['mean_ms', 'tokens_per_s', 'tflops_per_npu', 'mfu_pct']
+    step = chart[0]
+    assert (step['before'], step['after'], step['before_frac'], step['after_frac']) == (2000.0, 1500.0, 1.0, 0.75)
+    assert chart[1]['after_frac'] == 1.0 and chart[1]['before_frac'] == round(100000.0 / 133333.0, 4)
+
+
+def test_nothing_ran():
+    model = report.run_report({})
+    page = report.run_report_html(model)
+    text = report.run_report_markdown(model)
+    assert 'Not run: no summary.json' in page and 'Not run: no summary.json' in text
+    assert page.count('Not run.') == 6 and text.count('Not run.') == 6
+    assert '<svg' not in page
+
+
+def test_html_escapes_every_text_and_is_self_contained():
+    data = sources()
+    data['stage0-health_check/node01.json']['host_info']['os']['pretty_name'] = '<script>alert(1)</script>'
+    page = report.run_report_html(data)
+    assert '<script' not in page and '&lt;script&gt;alert(1)&lt;/script&gt;' in page
+    assert '<b>bad</b>' not in page and '&lt;b&gt;bad&lt;/b&gt; &amp; &quot;worse&quot;' in page
+    assert 'http://' not in page.replace('xmlns="http://www.w3.org/2000/svg"', '') and 'https://' not in page
+    assert '<table id="stage-table">' in page and '<svg id="regression-chart"' in page
+    assert page.count('class="bar before"') == 4 and page.count('class="bar after"') == 4
+    assert '<td class="failed" title="node01: &lt;b&gt;bad&lt;/b&gt;' in page
+
+
+def test_markdown_escapes_table_cells():
+    data = sources()
+    data['stage0-health_check/node01.json']['host_info']['os']['pretty_name'] = 'a|b <i>'
+    text = report.run_report_markdown(data)
+    assert '| node01 | a\\|b &lt;i&gt; 6.1 | OK | 1 fail | 1 warn | OK | OK |' in text
+    assert '| step time (ms) | 2000 | 1500 | -25 | improved |' in text
+    assert '- stage 9: node01: &lt;b&gt;bad&lt;/b&gt; &amp; "worse"' in text
+
+
+def test_bandwidth_versions_and_switch_sections():
+    data = sources()
+    data['stage3-hccl_bench/node01.json'] = {'peak_busbw_gb_s': 137.0, 'below_band': False,
+                                             'band': {'low_gb_s': 117.6, 'theory_gb_s': 196.0}}
+    data['stage4-roce_lossless/pod.json'] = {'busbw_gb_s': {'before': 3.0, 'after': 22.48, 'gate': 20.0}, 'switch': {
+        'files': ['leaf-01.cfg'], 'neighbours': {'ports': [{}, {}], 'unseen': [], 'conflicts': []}, 'skipped': []}}
+    data['stage4-roce_lossless/node01.json'] = {'switch_findings': [{'severity': 'fail', 'msg': 'leaf-01 frame 1518'}]}
+    data['stage2-version_check/versions.json'] = {
+        'fingerprints': {'node01': {'cann': '8.3.RC2', 'driver': '25.2.0'}, 'node02': {'cann': '8.3.RC2', 'driver': '24.1.0'}},
+        'differences': [{'field': 'driver'}], 'drift': [{'msg': 'node02: driver changed from 25.2.0 to 24.1.0'}]}
+    model = report.run_report(data)
+    assert model['bandwidth']['intra'] == [{'node': 'node01', 'peak_gb_s': 137.0, 'low_gb_s': 117.6, 'theory_gb_s': 196.0,
+                                            'status': 'ok'}]
+    assert model['bandwidth']['cross']['after_gb_s'] == 22.48
+    assert model['switch']['findings'] == [{'node': 'node01', 'severity': 'fail', 'msg': 'leaf-01 frame 1518'}]
+    assert model['switch']['ports'] == 2 and model['versions']['differing'] == ['driver']
+    text = report.run_report_markdown(model)
+    assert '| 3 | 22.48 | 20 |' in text and '- node02: driver changed from 25.2.0 to 24.1.0' in text
+    assert '- **fail** leaf-01 frame 1518' in text and 'Fields that differ between nodes: driver.' in text
+    page = report.run_report_html(model)
+    assert '<td class="warn">24.1.0</td>' in page and '<table id="switch-findings">' in page
+
+
+# ---- how each stage launched the benchmark --------------------------------------------------------------------------
+
+def _launches():
+    probe = {'results': [{'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)'},
+                         {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7'}]}
+    config = {'host': 'node01', 'command': 'bash pretrain.sh', 'launcher': '', 'launcher_args': [], 'run_user': ''}
+    before = benchmark_launch(config, probe)
+    bound = benchmark_launch(dict(config, launcher='/usr/local/bin/npu-bind', launcher_args=['0', '--']), probe)
+    return before, bound
+
+
+MEASURED = {'measured': True, 'mean_ms': 1900.0, 'tokens_per_s': 105000.0, 'tflops_per_npu': 52.0, 'mfu_pct': 17.6,
+            'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1900.0}]}
+BASELINE = {'measured': True, 'mean_ms': 2000.0, 'tokens_per_s': 100000.0, 'tflops_per_npu': 50.0, 'mfu_pct': 16.9,
+            'spread_pct': 0.2, 'runs': []}
+
+
+def test_the_run_report_says_how_each_stage_launched_the_benchmark():
+    before, bound = _launches()
+    check = launch_check(bound, before)
+    comparison = regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
+    sources = {'stage9-regression/regression.json': {
+        'host': 'node01', 'command': '/usr/local/bin/npu-bind 0 -- bash pretrain.sh', 'baseline': {'run': 'R1'},
+        'comparison': comparison, 'launch': {'before': before, 'after': bound, 'check': check}}}
+    model = report.run_report(sources, 'R2')
+    assert model['regression']['launch'] == {
+        'before': '`bash pretrain.sh` on node01 as root (uid 0), without a launcher (no binding of its own), allowed CPUs '
+                  '0-191 and memory nodes 0-7',
+        'after': '`bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`, allowed CPUs 0-191 '
+                 'and memory nodes 0-7',
+        'same': False}
+    markdown = report.run_report_markdown(model)
+    section = markdown.split('## Before / after (stage 9)', 1)[1].split('## Versions', 1)[0]
+    assert 'Not compared: stage 9 was not launched as stage 1 was (launcher none -&gt; /usr/local/bin/npu-bind 0 --)' in section
+    assert '- Stage 1 launched: `bash pretrain.sh` on node01 as root (uid 0), without a launcher' in section
+    assert '- Stage 9 launched: `bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`' in section
+    page = report.run_report_html(model)
+    part = page.split('id="regression"', 1)[1].split('id="versions"', 1)[0]
+    assert '<ul class="launch"><li>Stage 1 launched: `bash pretrain.sh` on node01 as root (uid 0), without a launcher' in part
+    assert 'Stage 9 launched: `bash pretrain.sh` on node01 as root (uid 0), through `/usr/local/bin/npu-bind 0 --`' in part
+    # an older regression.json without launches: the section says so
+    old = report.run_report({'stage9-regression/regression.json': {'host': 'node01', 'comparison': comparison}}, 'R3')
+    assert old['regression']['launch'] == {'before': 'not recorded', 'after': 'not recorded', 'same': None}

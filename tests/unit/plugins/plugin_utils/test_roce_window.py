@@ -1,0 +1,468 @@
+"""The stage 4 change window told truthfully: a node lost during or between batches, a restore whose values are back
+while a link stays down, the stage 4 results of every node after a stop, the batch size of a serial play and the
+message of a rollback."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import roce_precheck_findings
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import roce_batch_outcome, roce_batch_problems, roce_rollback_message, roce_window_stop
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import ONE_PASS
+
+PLAYBOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'playbooks')
+BACKUP = '/var/lib/npuops/backup/hccn-%s-20261202T101500Z.json'
+SKIPPED = {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False'}
+# what Ansible registers for a task run with ignore_unreachable when the SSH connection broke
+UNREACHABLE = {'unreachable': True, 'changed': False,
+               'msg': 'Task failed: Failed to connect to the host via ssh: Connection closed by 127.0.26.2 port 22'}
+ALL_TWO = ['node01', 'node02']
+ALL_THREE = ['node01', 'node02', 'node03']
+
+
+# ---- a node lost during its own set -----------------------------------------------------------------------------------
+
+def lost_during_its_set():
+    """node01 done in batch 1; node02's one-pass set lost its connection; node03 not reached."""
+    return {
+        'node01': {'roce_lossless_done': True, 'roce_lossless_backup_file': BACKUP % 'node01'},
+        'node02': {'roce_lossless_plan': {'changed': False, 'before': [], 'after': []},
+                   'roce_lossless_step_all': UNREACHABLE,
+                   'roce_lossless_backup_planned': BACKUP % 'node02',
+                   'roce_lossless_backup_file': None,
+                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass (one link '
+                                                     'flap per port)', 'stage': 'change',
+                                             'msg': 'node02 could not be reached during its change'},
+                   'roce_lossless_restore': SKIPPED},
+        'node03': {},
+    }
+
+
+def test_a_node_lost_during_its_set_may_be_changed_and_its_restore_point_is_named():
+    message = roce_batch_outcome(['node02'], lost_during_its_set(), ALL_THREE)
+    assert message.startswith('Stage 4 stopped: the connection to node02 broke during its change. node02: lost during its '
+                              'change')
+    assert ('node02: lost during its change (the connection broke: Failed to connect to the host via ssh: Connection '
+            'closed by 127.0.26.2 port 22): its NPU ports MAY BE CHANGED (hccn_config goes on on the node when the '
+            'connection breaks) and were neither verified nor restored; restore point '
+            '/var/lib/npuops/backup/hccn-node02-20261202T101500Z.json (written before the first set: if it is missing, '
+            'nothing was set). When node02 answers again, run the window again (a node that already matches changes '
+            'nothing) or put it back with playbooks/rollback.yml -l node02 -e '
+            'roce_lossless_rollback_file=/var/lib/npuops/backup/hccn-node02-20261202T101500Z.json.') in message
+    assert 'Changed in this batch: none. Restored: none. May be changed (lost, not verified, not restored): node02.' in message
+    assert 'Done and verified in earlier batches (kept): node01.' in message
+    assert message.endswith('Not touched: node03. Fix the cause and run again: nodes that already match change nothing.')
+
+
+def test_the_stop_of_a_lost_node_gives_every_node_its_state_and_its_summary_line():
+    stop = roce_window_stop(['node02'], lost_during_its_set(), ALL_THREE)
+    assert [(host, node['state']) for host, node in stop['nodes'].items()] == [
+        ('node01', 'done'), ('node02', 'lost'), ('node03', 'untouched')]
+    assert stop['nodes']['node02']['restore_point'] == BACKUP % 'node02'
+    assert stop['message'] == roce_batch_outcome(['node02'], lost_during_its_set(), ALL_THREE)
+    results = stop['results']
+    assert results['node02']['stage4']['status'] == 'failed'
+    assert results['node02']['stage4']['failures'] == [stop['nodes']['node02']['text']]
+    assert results['node01']['stage4'] == {
+        'stage': 4, 'role': 'roce_lossless', 'status': 'stopped', 'failures': [],
+        'warnings': ['node01: changed and verified in an earlier batch (kept); the window stopped before the cross-node '
+                     'check of stage 4']}
+    assert results['node03']['stage4']['warnings'] == ['node03: not touched: the window stopped before its batch']
+
+
+def test_a_node_lost_after_its_set_changed_it_for_sure():
+    hostvars = lost_during_its_set()
+    hostvars['node02'].update(roce_lossless_step_all={'changed': True, 'changed_devices': list(range(8)),
+                                                      'backup_file': BACKUP % 'node02'},
+                              roce_lossless_backup_file=BACKUP % 'node02', roce_lossless_ping=UNREACHABLE)
+    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    assert message.startswith('Stage 4 stopped: the connection to node02 broke after its change. ')
+    assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; lost after its change (the connection broke: Failed to connect '
+            'to the host via ssh: Connection closed by 127.0.26.2 port 22), so it was neither verified nor restored; '
+            'restore point %s.' % (BACKUP % 'node02')) in message
+    assert 'May be changed (lost, not verified, not restored): node02.' in message
+
+
+def test_the_other_nodes_of_a_batch_with_a_lost_node_are_restored():
+    hostvars = lost_during_its_set()
+    hostvars['node03'] = {'roce_lossless_step_all': {'changed': True, 'changed_devices': [0, 1], 'backup_file': BACKUP % 'node03'},
+                          'roce_lossless_backup_file': BACKUP % 'node03',
+                          'roce_lossless_restore': {'changed': True, 'changed_devices': [0, 1], 'failed': False}}
+    message = roce_batch_outcome(['node02', 'node03'], hostvars, ALL_THREE)
+    assert 'node03: changed NPU 0, 1; restored from %s (NPU 0, 1 set back).' % (BACKUP % 'node03') in message
+    assert ('Changed in this batch: node03. Restored: node03. May be changed (lost, not verified, not restored): '
+            'node02.') in message
+    assert message.endswith('Not touched: none. Fix the cause and run again: nodes that already match change nothing.')
+
+
+# ---- a node lost between batches --------------------------------------------------------------------------------------
+
+def test_a_node_lost_before_its_batch_is_named_with_what_is_kept_and_what_was_not_touched():
+    finding_text = ('node02: could not be reached (Failed to connect to the host via ssh: ssh: connect to host '
+                    '127.0.26.2 port 22: Connection refused); nothing was read or set on it')
+    hostvars = {
+        'node01': {'roce_lossless_done': True},
+        'node02': {'roce_lossless_precheck_health': {'unreachable': True, 'changed': False,
+                                                     'msg': 'Failed to connect to the host via ssh: ssh: connect to host '
+                                                            '127.0.26.2 port 22: Connection refused'},
+                   'roce_lossless_failure': {'task': 'Check that no node stops the change (nothing has been set yet)',
+                                             'stage': 'before', 'msg': finding_text},
+                   'roce_lossless_restore': SKIPPED},
+        'node03': {},
+    }
+    stop = roce_window_stop(['node02'], hostvars, ALL_THREE)
+    message = stop['message']
+    assert message.startswith('Stage 4 stopped: nothing was set on node02: %s.' % finding_text)
+    assert ('node02: could not be reached before its change (Failed to connect to the host via ssh: ssh: connect to host '
+            '127.0.26.2 port 22: Connection refused); nothing was set on it.') in message
+    assert 'Changed in this batch: none. Restored: none. Done and verified in earlier batches (kept): node01.' in message
+    assert message.endswith('Not touched: node03. Fix the cause and run again: nodes that already match change nothing.')
+    assert stop['nodes']['node02']['state'] == 'unchanged'
+    assert stop['results']['node02']['stage4']['status'] == 'failed'
+
+
+def test_a_refused_batch_of_two_nodes_says_the_reason_once():
+    hostvars = {host: {'roce_lossless_failure': {'task': 'Check that no node stops the change (nothing has been set yet)',
+                                                 'stage': 'before', 'msg': 'node02 NPU 3: link is DOWN before the change'},
+                       'roce_lossless_restore': SKIPPED} for host in ('node01', 'node02')}
+    message = roce_batch_outcome(ALL_TWO, hostvars, ALL_TWO)
+    assert message.startswith('Stage 4 stopped: nothing was set on node01, node02: node02 NPU 3: link is DOWN before the '
+                              'change. node01: not restored: nothing was changed on it.')
+
+
+def test_the_precheck_of_an_unreachable_node_is_one_finding_that_names_it():
+    findings = roce_precheck_findings({'unreachable': True, 'changed': False,
+                                       'msg': 'Task failed: Failed to connect to the host via ssh: ssh: connect to host 127.0.26.2 '
+                                              'port 22: Connection refused\n'}, [], 'node02')
+    assert findings == [{
+        'host': 'node02', 'device': None, 'check': 'reachable', 'value': None, 'expected': 'reachable', 'severity': 'fail',
+        'msg': 'node02: could not be reached (Failed to connect to the host via ssh: ssh: connect to host 127.0.26.2 port 22: '
+               'Connection refused); nothing was read or set on it: bring it back (or leave it out with -l) and run again'}]
+
+
+# ---- a restore whose values are back while a link stays down ------------------------------------------------------
+
+def link_stuck_batch():
+    """node02 of batch 2: its one-pass set left NPU 5 DOWN; the restore set every value back, NPU 5 stays DOWN."""
+    return {
+        'node01': {'roce_lossless_done': True},
+        'node02': {'roce_lossless_step_all': {'changed': True, 'failed': True, 'changed_devices': list(range(8)),
+                                              'failed_devices': [5], 'backup_file': BACKUP % 'node02'},
+                   'roce_lossless_backup_file': BACKUP % 'node02',
+                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass (one link '
+                                                     'flap per port)', 'stage': 'change',
+                                             'msg': 'NPU 5 on node02: link still not UP 8 s after changing MTU and PFC'},
+                   # as registered with failed_when: false from hccn_config restore_from
+                   'roce_lossless_restore': {'changed': True, 'failed': False, 'failed_when_result': False,
+                                             'changed_devices': list(range(8)), 'failed_devices': [5],
+                                             'link_down_devices': [5],
+                                             'msg': 'The restore point ... is applied (values set on NPU 0-7 and read back), '
+                                                    'but the link of NPU 5 is still not UP.'}},
+        'node03': {},
+    }
+
+
+def test_a_restore_that_set_every_value_back_is_a_restore_even_with_a_link_down():
+    message = roce_batch_outcome(['node02'], link_stuck_batch(), ALL_THREE)
+    assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; values restored from %s (NPU 0, 1, 2, 3, 4, 5, 6, 7 set back and '
+            'read back), but the link of NPU 5 is still not UP: check the cable, the optical module and the switch port; '
+            'the settings are the ones from before the change.' % (BACKUP % 'node02')) in message
+    assert ('Changed in this batch: node02. Restored: node02 (values; the link of NPU 5 is still not UP). Done and '
+            'verified') in message
+    assert 'Still changed' not in message
+    assert 'its restore FAILED' not in message
+    assert 'no backup was written' not in message
+
+
+def test_a_restore_with_a_link_down_and_a_value_that_did_not_take_is_still_a_failed_restore():
+    hostvars = link_stuck_batch()
+    hostvars['node02']['roce_lossless_restore'].update(failed_devices=[4, 5], link_down_devices=[5])
+    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    assert 'node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED:' in message
+    assert 'Still changed, restore by hand: node02.' in message
+
+
+def test_a_restore_that_could_not_reach_the_node_is_a_failed_restore():
+    hostvars = link_stuck_batch()
+    hostvars['node02']['roce_lossless_restore'] = dict(UNREACHABLE)
+    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED: the connection broke (Failed to connect to '
+            'the host via ssh: Connection closed by 127.0.26.2 port 22); restore it by hand with playbooks/rollback.yml '
+            '-l node02 -e roce_lossless_rollback_file=%s once it answers.' % (BACKUP % 'node02')) in message
+
+
+def test_roce_window_stop_checks_its_arguments():
+    with pytest.raises(AnsibleFilterError, match='the input must be the list of the nodes of the batch'):
+        roce_window_stop('node01', {}, ALL_TWO)
+    with pytest.raises(AnsibleFilterError, match='hostvars must be the hostvars mapping'):
+        roce_window_stop(['node01'], 3, ALL_TWO)
+
+
+# ---- the batch size ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('value', [1, 2, 50, '1', ' 3 ', '25%', '100%', '1%', 2.0, ' 10 % '])
+def test_batch_sizes_the_window_accepts(value):
+    assert roce_batch_problems(value) == []
+
+
+@pytest.mark.parametrize('value, text', [
+    (0, 'roce_lossless_batch 0 is below 1: a batch of 0 nodes would be read by Ansible as "every node at once"'),
+    ('0', 'roce_lossless_batch 0 is below 1'),
+    (-1, 'roce_lossless_batch -1 is below 1'),
+    ('-1', "roce_lossless_batch '-1' is below 1: a negative batch would be read by Ansible as \"every node at once\""),
+    ('150%', "roce_lossless_batch '150%' is outside 1%-100%"),
+    ('0%', "roce_lossless_batch '0%' is outside 1%-100%"),
+    ('abc', "roce_lossless_batch 'abc' is not a batch size"),
+    ('12.5%', "roce_lossless_batch '12.5%' is not a percentage of nodes"),
+    (2.5, 'roce_lossless_batch 2.5 is not a whole number of nodes'),
+    (True, 'roce_lossless_batch True is not a batch size'),
+    (None, 'roce_lossless_batch None is not a batch size'),
+    ([1, 2], 'roce_lossless_batch [1, 2] is a list: the change window takes one batch size'),
+    ('\u0663', "roce_lossless_batch '\u0663' is not a batch size"),
+])
+def test_batch_sizes_the_window_refuses(value, text):
+    problems = roce_batch_problems(value)
+    assert len(problems) == 1
+    assert problems[0].startswith(text)
+    assert problems[0].endswith('give a whole number of nodes (1 or more) or a percentage of the nodes from 1% to 100%, '
+                                'such as 25%')
+
+
+def test_batch_problems_name_the_variable_they_check():
+    assert roce_batch_problems('all', 'rollback_batch')[0].startswith("rollback_batch 'all' is not a batch size")
+
+
+# ---- the rollback ----------------------------------------------------------------------------------------------------
+
+OWN = '/var/lib/npuops/backup/before-rollback-node01-20261203T080000Z.json'
+CHOICE = BACKUP % 'node01'
+FOUND = {'files': [{'path': CHOICE, 'mtime': 1764670500.0},
+                   {'path': '/var/lib/npuops/backup/hccn-node01-20261101T090000Z.json', 'mtime': 1761987600.0},
+                   {'path': '/var/lib/npuops/backup/hccn-node01-20261120T120000Z.json', 'mtime': 1763640000.0}]}
+
+
+def test_a_rollback_names_its_own_restore_point_as_the_way_back():
+    result = {'changed': True, 'changed_devices': list(range(8)), 'failed_devices': [], 'backup_file': OWN}
+    assert roce_rollback_message(result, 'node01', CHOICE) == {'failed': False, 'msg': (
+        'node01: restored NPU 0, 1, 2, 3, 4, 5, 6, 7 from the restore point %s. The state before this rollback is kept in '
+        '%s: to undo the rollback, run playbooks/rollback.yml -l node01 -e roce_lossless_rollback_file=%s.'
+        % (CHOICE, OWN, OWN))}
+
+
+def test_a_rollback_that_fails_half_way_says_what_was_set_back_and_how_to_go_back():
+    result = {'changed': True, 'failed': False, 'failed_when_result': False, 'changed_devices': [0, 1, 3, 4, 5, 6, 7],
+              'failed_devices': [2], 'backup_file': OWN,
+              'msg': '1 of 8 NPU ports failed (changed: 0, 1, 3, 4, 5, 6, 7; failed: 2). NPU 2 on node01: ... The ip address '
+                     'configured is conflicted!'}
+    out = roce_rollback_message(result, 'node01', CHOICE)
+    assert out['failed']
+    assert out['msg'].startswith('node01: the rollback from %s failed: 1 of 8 NPU ports failed' % CHOICE)
+    assert out['msg'].endswith(
+        'Set back: NPU 0, 1, 3, 4, 5, 6, 7; failed: NPU 2. The state before this rollback is kept in %s: to undo the '
+        'rollback, run playbooks/rollback.yml -l node01 -e roce_lossless_rollback_file=%s. Or fix the cause and run the '
+        'rollback again.' % (OWN, OWN))
+
+
+def test_a_corrupt_newest_restore_point_lists_the_older_ones_newest_first():
+    result = {'changed': False, 'failed': True, 'backup_file': None,
+              'msg': 'node01: restore_from %s: cannot read the backup: Unterminated string starting at: line 1 column 40 '
+                     '(char 39). Nothing was changed.' % CHOICE}
+    out = roce_rollback_message(result, 'node01', CHOICE, FOUND, automatic=True)
+    assert out['failed']
+    assert out['msg'] == (
+        'node01: the rollback from %s failed: node01: restore_from %s: cannot read the backup: Unterminated string '
+        'starting at: line 1 column 40 (char 39). Nothing was changed. Nothing was set on node01. The newest restore point '
+        'was tried because none was named; the other restore points on node01, newest first: '
+        '/var/lib/npuops/backup/hccn-node01-20261120T120000Z.json (2025-11-20T12:00:00Z), '
+        '/var/lib/npuops/backup/hccn-node01-20261101T090000Z.json (2025-11-01T09:00:00Z). Name one with -e '
+        'roce_lossless_rollback_file=PATH (check what it holds first).' % (CHOICE, CHOICE))
+
+
+def test_a_restore_point_that_cannot_be_read_is_a_failure_as_registered_with_failed_when_false():
+    # failed_when: false resets 'failed': the restore that never ran has no changed_devices
+    result = {'changed': False, 'failed': False, 'failed_when_result': False,
+              'msg': 'node01: restore_from %s: cannot read the backup: Unterminated string. Nothing was changed.' % CHOICE}
+    out = roce_rollback_message(result, 'node01', CHOICE, FOUND, automatic=True)
+    assert out['failed'] and 'the other restore points on node01, newest first' in out['msg']
+
+
+def test_a_named_restore_point_that_cannot_be_read_lists_nothing_else():
+    result = {'changed': False, 'failed': True, 'msg': 'cannot read the backup. Nothing was changed.'}
+    out = roce_rollback_message(result, 'node01', CHOICE, FOUND, automatic=False)
+    assert 'other restore points' not in out['msg'] and out['msg'].endswith('Nothing was set on node01.')
+
+
+def test_a_rollback_that_matches_already_and_a_dry_run():
+    assert roce_rollback_message({'changed': False, 'changed_devices': [], 'failed_devices': []}, 'node01', CHOICE) == {
+        'failed': False, 'msg': 'node01: the ports already match the restore point %s; nothing was set.' % CHOICE}
+    dry = {'changed': True, 'changed_devices': [], 'failed_devices': [],
+           'diff': [{'before_header': 'NPU 0 on node01'}, {'before_header': 'NPU 3 on node01'}]}
+    assert roce_rollback_message(dry, 'node01', CHOICE, check_mode=True)['msg'] == (
+        'node01: would restore NPU 0, 3 from the restore point %s (dry run; the real run first keeps the current state in '
+        'a restore point of its own).' % CHOICE)
+
+
+def test_a_rollback_whose_link_stays_down_has_its_values_back():
+    result = {'changed': True, 'failed': False, 'changed_devices': list(range(8)), 'failed_devices': [5],
+              'link_down_devices': [5], 'backup_file': OWN, 'msg': '...'}
+    out = roce_rollback_message(result, 'node01', CHOICE)
+    assert out['failed']
+    assert out['msg'].startswith('node01: values restored from %s (NPU 0, 1, 2, 3, 4, 5, 6, 7 set back and read back), but '
+                                 'the link of NPU 5 is still not UP: check the cable, the optical module and the switch '
+                                 'port. The state before this rollback is kept in %s' % (CHOICE, OWN))
+
+
+def test_a_rollback_cut_by_a_lost_connection_may_be_partly_done():
+    out = roce_rollback_message(dict(UNREACHABLE), 'node01', CHOICE)
+    assert out['failed'] and 'its NPU ports may be partly restored' in out['msg']
+
+
+def test_rollback_message_wants_a_result():
+    with pytest.raises(AnsibleFilterError, match='the registered result of hccn_config'):
+        roce_rollback_message('failed', 'node01', CHOICE)
+
+
+# ---- roce_batch_outcome ---------------------------------------------------------------------------------------------
+
+ALL_HOSTS = ['node01', 'node02', 'node03', 'node04', 'node05', 'node06']
+
+
+def steps(mtu=(), pfc=(), dscp_devices=(), address=None):
+    return {'roce_lossless_step_address': address or SKIPPED,
+            'roce_lossless_step_mtu': {'changed': bool(mtu), 'changed_devices': list(mtu)},
+            'roce_lossless_step_pfc': {'changed': bool(pfc), 'changed_devices': list(pfc)},
+            'roce_lossless_step_dscp': {'changed': bool(dscp_devices), 'changed_devices': list(dscp_devices)}}
+
+
+def hostvars_of_a_failed_batch():
+    """node01, node02 done in an earlier batch; node03-node05 this batch; node06 not reached."""
+    return {
+        'node01': {'roce_lossless_done': True},
+        'node02': {'roce_lossless_done': True},
+        'node03': dict(steps(mtu=range(8), pfc=[0, 1, 2]),
+                       roce_lossless_failure={'task': 'Enable PFC on the lossless priority only',
+                                              'msg': 'NPU 3 on node03: the link did not come back UP within 60 s.'},
+                       roce_lossless_backup_file=BACKUP % 'node03',
+                       roce_lossless_restore={'changed': True, 'changed_devices': [0, 1, 2, 3, 4, 5, 6, 7], 'failed': False}),
+        'node04': dict(steps(mtu=[0, 1, 2, 3, 5, 6, 7]),
+                       roce_lossless_backup_file=BACKUP % 'node04',
+                       roce_lossless_restore={'changed': False, 'failed': True,
+                                              'msg': 'NPU 2 on node04: hccn_tool timed out after 60 s'}),
+        'node05': dict(steps(), roce_lossless_backup_file=None, roce_lossless_restore=SKIPPED),
+        'node06': {},
+    }
+
+
+def test_batch_outcome_with_a_restore_that_worked_and_one_that_failed():
+    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars_of_a_failed_batch(), ALL_HOSTS)
+    assert message == (
+        'Stage 4 stopped: the change failed on node03 at "Enable PFC on the lossless priority only": NPU 3 on node03: the '
+        'link did not come back UP within 60 s. '
+        'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; restored from /var/lib/npuops/backup/hccn-node03-20261202T101500Z.json '
+        '(NPU 0, 1, 2, 3, 4, 5, 6, 7 set back). '
+        'node04: changed NPU 0, 1, 2, 3, 5, 6, 7; its restore FAILED: NPU 2 on node04: hccn_tool timed out after 60 s; '
+        'restore it by hand with playbooks/rollback.yml -l node04 -e '
+        'roce_lossless_rollback_file=/var/lib/npuops/backup/hccn-node04-20261202T101500Z.json. '
+        'node05: not restored: nothing was changed on it. '
+        'Changed in this batch: node03, node04. Restored: node03. Still changed, restore by hand: node04. '
+        'Done and verified in earlier batches (kept): node01, node02. '
+        'Not touched: node06. Fix the cause and run again: nodes that already match change nothing.')
+
+
+def test_batch_outcome_points_at_the_rollback_playbook_with_the_variable_it_reads():
+    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars_of_a_failed_batch(), ALL_HOSTS)
+    with open(os.path.join(PLAYBOOKS, 'rollback.yml'), encoding='utf-8') as handle:
+        playbook = handle.read()
+    assert 'playbooks/rollback.yml -l node04 -e roce_lossless_rollback_file=' + BACKUP % 'node04' in message
+    assert '-e roce_lossless_rollback_file=' in playbook
+
+
+def test_batch_outcome_of_a_restore_that_found_nothing_to_set_back():
+    hostvars = hostvars_of_a_failed_batch()
+    hostvars['node03']['roce_lossless_restore'] = {'changed': False, 'changed_devices': [], 'failed': False}
+    assert ('node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; restored from %s (it already matched the restore point).'
+            % (BACKUP % 'node03')) in roce_batch_outcome(['node03'], hostvars, ALL_HOSTS)
+
+
+def test_batch_outcome_of_a_failed_restore_as_registered_with_failed_when_false():
+    # failed_when: false resets 'failed'; a restore without changed_devices, or with failed devices, did not restore
+    hostvars = hostvars_of_a_failed_batch()
+    hostvars['node03']['roce_lossless_restore'] = {'changed': False, 'failed': False, 'failed_when_result': False,
+                                                   'msg': 'NPU 1 on node03: hccn_tool not found'}
+    hostvars['node04']['roce_lossless_restore'] = {'changed': True, 'failed': False, 'changed_devices': [0, 1],
+                                                   'failed_devices': [2], 'msg': 'NPU 2 on node04: link stayed DOWN'}
+    message = roce_batch_outcome(['node03', 'node04'], hostvars, ALL_HOSTS)
+    assert 'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED: NPU 1 on node03: hccn_tool not found;' in message
+    assert 'node04: changed NPU 0, 1, 2, 3, 5, 6, 7; its restore FAILED: NPU 2 on node04: link stayed DOWN;' in message
+    assert 'Restored: none. Still changed, restore by hand: node03, node04. ' in message
+
+
+def test_batch_outcome_with_restore_on_failure_off():
+    hostvars = hostvars_of_a_failed_batch()
+    for host in ('node03', 'node04'):
+        hostvars[host]['roce_lossless_restore'] = SKIPPED
+    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars, ALL_HOSTS, False)
+    assert ('node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; NOT restored (roce_lossless_restore_on_failure=false); restore point '
+            '/var/lib/npuops/backup/hccn-node03-20261202T101500Z.json.') in message
+    assert ('node04: changed NPU 0, 1, 2, 3, 5, 6, 7; NOT restored (roce_lossless_restore_on_failure=false); restore point '
+            '/var/lib/npuops/backup/hccn-node04-20261202T101500Z.json.') in message
+    assert 'Changed in this batch: node03, node04. Restored: none. Still changed, restore by hand: node03, node04. ' in message
+
+
+def test_batch_outcome_of_a_changed_node_without_a_restore_point():
+    hostvars = hostvars_of_a_failed_batch()
+    hostvars['node03'].update(roce_lossless_backup_file=None, roce_lossless_restore=SKIPPED)
+    message = roce_batch_outcome(['node03'], hostvars, ALL_HOSTS)
+    assert 'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; NOT restored: no restore point was written. ' in message
+    assert 'Restored: none. Still changed, restore by hand: node03. ' in message
+    assert message.endswith('Not touched: node04, node05, node06. Fix the cause and run again: nodes that already match change '
+                            'nothing.')
+
+
+def test_batch_outcome_of_the_first_batch_of_one_node():
+    hostvars = {'node01': dict(steps(mtu=[4], address={'changed': True, 'changed_devices': [4, 5]}),
+                               roce_lossless_failure={'task': 'Set the jumbo MTU on every NPU port', 'msg': 'failed'},
+                               roce_lossless_backup_file=BACKUP % 'node01',
+                               roce_lossless_restore={'changed': True, 'changed_devices': [4, 5], 'failed': False})}
+    assert roce_batch_outcome(['node01'], hostvars, ['node01', 'node02']) == (
+        'Stage 4 stopped: the change failed on node01 at "Set the jumbo MTU on every NPU port": failed. '
+        'node01: changed NPU 4, 5; restored from /var/lib/npuops/backup/hccn-node01-20261202T101500Z.json (NPU 4, 5 set '
+        'back). Changed in this batch: node01. Restored: node01. '
+        'Not touched: node02. Fix the cause and run again: nodes that already match change nothing.')
+
+
+class Undefined(dict):
+    """A hostvars entry whose variables fail to template, as an undefined variable does."""
+
+    def __contains__(self, name):
+        return True
+
+    def __getitem__(self, name):
+        raise RuntimeError("'roce_lossless_failure' is undefined")
+
+
+def test_batch_outcome_of_a_one_pass_change_that_failed_half_way():
+    hostvars = {
+        'node01': {'roce_lossless_step_all': ONE_PASS, 'roce_lossless_step_mtu': SKIPPED,
+                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass',
+                                             'msg': '1 of 3 NPU ports failed'},
+                   'roce_lossless_backup_file': BACKUP % 'node01',
+                   'roce_lossless_restore': {'changed': True, 'changed_devices': [0, 1, 3], 'failed': False}},
+        'node02': {'roce_lossless_step_all': SKIPPED, 'roce_lossless_backup_file': None, 'roce_lossless_restore': SKIPPED},
+    }
+    message = roce_batch_outcome(['node01', 'node02'], hostvars, ['node01', 'node02'])
+    assert 'node01: changed NPU 0, 1, 3; restored from %s (NPU 0, 1, 3 set back).' % (BACKUP % 'node01') in message
+    assert 'node02: not restored: nothing was changed on it.' in message
+    assert 'Changed in this batch: node01. Restored: node01.' in message
+
+
+def test_batch_outcome_treats_unknown_or_failing_variables_as_unset():
+    assert roce_batch_outcome(['node09'], {'node09': Undefined()}, None) == (
+        'Stage 4 stopped. node09: not restored: nothing was changed on it. Changed in this batch: none. Restored: none. '
+        'Not touched: none. Fix the cause and run again: nodes that already match change nothing.')
+    assert roce_batch_outcome(['node10'], {}, ['node10']).startswith('Stage 4 stopped. node10: not restored: nothing was changed')
+
+
