@@ -19,9 +19,10 @@ def render(queries):
                          for dev in range(2)}}
     npu = {'devices': {str(dev): {'info': {'health': 'OK', 'temp_c': 40 + dev, 'power_w': 90.5}} for dev in range(2)}}
     variables = {'inventory_hostname': 'node01', 'ansible_check_mode': False, 'gate_run_id': '20261204T000000',
-                 'health_check_port_queries': queries, 'health_check_ports': ports, 'health_check_npu': npu,
-                 'health_check_numa': {'devices': {'0': {'numa_node': 6}}}, 'health_check_host': {},
-                 'health_check_findings': [], 'health_check_pod_findings': []}
+                 'health_check_port_queries': queries,
+                 'health_check_node': {'ports': ports, 'npu': npu, 'numa': {'devices': {'0': {'numa_node': 6}}},
+                                       'host_info': {}, 'findings': []},
+                 'health_check_pod': {'findings': []}}
     with open(TEMPLATE, encoding='utf-8') as handle:
         source = handle.read()
     templar = templating.Templar(loader=dataloader.DataLoader(), variables=variables)

@@ -1,13 +1,13 @@
 """The settings of every stage are checked before the first change.
 
-site.yml's play "Check the settings of every stage before the first change" runs before stage 0. For every stage play of
-site.yml (except stage 0, which only reads and runs first anyway) it imports the stage role's early entry point
-(``validate``; ``intent`` for roce_lossless), so that a bad option is refused before any node changes. The options of an
-early entry point are those of ``main``: Ansible checks their types and choices on every node when the entry point is
-imported. Ansible also checks the options of ``main`` when the stage's play starts, in every run whatever the tags (the
-check is tagged ``always``): an entry point that is only that check is imported whatever the tags; one with more checks
-is imported whatever the tags too when its stage comes after the first stage that changes the nodes (stage 4), with its
-deeper checks only when the stage runs (``<role>_validate_settings``), and only when its stage runs otherwise.
+site.yml's play "Check the settings of every stage before the first change" runs before stage 0. Its first task
+(``npuops.ascend.settings_check``) checks the options of every stage role on every node with ansible-core's own
+argument-spec check, whatever the tags; the stage plays import their role without checking them again. For every stage
+play of site.yml (except stage 0, which only reads and runs first anyway) the settings play also imports the stage role's
+early entry point (``validate``; ``intent`` for roce_lossless) with its deeper checks and its defaults. The options of an
+early entry point are those of ``main``. An entry point without tasks is imported whatever the tags; one with more
+checks is imported whatever the tags too when its stage comes after the first stage that changes the nodes (stage 4),
+with its deeper checks only when the stage runs (``<role>_validate_settings``), and only when its stage runs otherwise.
 """
 
 import glob
@@ -36,14 +36,31 @@ def _site():
     return _load("playbooks", "site.yml")
 
 
-def _stage_plays():
-    """(role, tags) of every stage play of site.yml."""
+def _stage_imports():
+    """(role, tags, the import_role arguments) of every stage play of site.yml."""
     out = []
     for play in _site():
-        roles = play.get("roles") or []
-        if play.get("name", "").startswith("Stage ") and len(roles) == 1:
-            out.append((roles[0]["role"].split(".")[-1], play["tags"]))
+        if not play.get("name", "").startswith("Stage "):
+            continue
+        assert not play.get("roles"), "%s: a stage play imports its role in tasks (no second check of its options)" % play["name"]
+        tasks = play.get("tasks") or []
+        assert len(tasks) == 1 and "ansible.builtin.import_role" in tasks[0], play["name"]
+        args = tasks[0]["ansible.builtin.import_role"]
+        out.append((args["name"].split(".")[-1], play["tags"], args))
     return out
+
+
+def _stage_plays():
+    """(role, tags) of every stage play of site.yml."""
+    return [(role, tags) for role, tags, _args in _stage_imports()]
+
+
+def _settings_check():
+    """{role: entry point} that the first task of the early play checks."""
+    plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
+    first = plays[0]["tasks"][0]
+    assert "npuops.ascend.settings_check" in first, "the first task of the early play checks every stage's options"
+    return dict((item["role"], item["entry_point"]) for item in first["npuops.ascend.settings_check"]["roles"])
 
 
 def _early_imports():
@@ -51,7 +68,7 @@ def _early_imports():
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
     assert len(plays) == 1, "site.yml has no play %r" % EARLY_PLAY
     out = {}
-    for task in plays[0]["tasks"]:
+    for task in plays[0]["tasks"][1:]:
         args = task.get("ansible.builtin.import_role")
         assert isinstance(args, dict), "%s: the early play only imports the stage roles' checks" % task.get("name")
         role = args["name"].split(".")[-1]
@@ -102,10 +119,26 @@ def test_every_stage_is_checked_before_stage_0(role, tags):
         assert "'%s' in ansible_run_tags" % tag in condition, (role, tag, condition)
 
 
+@pytest.mark.parametrize("role, tags", STAGES, ids=str)
+def test_every_stage_has_its_options_checked_by_the_first_task_and_not_again(role, tags):
+    checked = _settings_check()
+    assert checked.get(role) == ("main" if role == FIRST_STAGE else EARLY_ENTRY.get(role, "validate")), (role, checked)
+    assert checked[role] in _specs(role)
+    args = dict((r, a) for r, _t, a in _stage_imports())[role]
+    assert args.get("rolespec_validate") is False and "tasks_from" not in args, args
+
+
+def test_the_early_imports_do_not_check_the_options_again():
+    plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
+    for task in plays[0]["tasks"][1:]:
+        assert task["ansible.builtin.import_role"].get("rolespec_validate") is False, task["name"]
+
+
 def test_the_run_user_of_stage_6_is_checked_before_the_first_change():
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
-    tasks = [task for task in plays[0]["tasks"]
-             if task["ansible.builtin.import_role"] == {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user"}]
+    tasks = [task for task in plays[0]["tasks"][1:]
+             if task["ansible.builtin.import_role"] == {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user",
+                                                         "rolespec_validate": False}]
     assert len(tasks) == 1
     assert any("'stage6' in ansible_run_tags" in condition for condition in tasks[0]["when"].split(" or ")), tasks[0]
 
