@@ -69,26 +69,24 @@ class ActionModule(ActionBase):
         record = store.make_record(args['run_id'], task_vars.get('inventory_hostname'), args['stage'], args['role'],
                                    args['findings'], args['skipped'], args['check_mode'], args['data'])
         path = store.write_record(args['run_dir'], record)
-        return dict(changed=False, record=record, path=path,
-                    msg='recorded stage %d (%s) of %s: %s' % (record['stage'], record['role'], record['node'],
-                                                               record['status']))
+        msg = 'recorded stage %d (%s) of %s: %s' % (record['stage'], record['role'], record['node'], record['status'])
+        return dict(changed=False, record=record, path=path, msg=msg)
 
     @staticmethod
     def _read(args, task_vars):
         records, problems = store.read_stage(args['run_dir'], args['run_id'], args['active'], args['stage'])
         data = dict((node, records[node].get('data') or {}) for node in args['active'] if node in records)
-        return dict(changed=False, records=records, data=data, missing=[p['host'] for p in problems],
-                    msg='read the stage %d records of %d of %d node(s)' % (args['stage'], len(records),
-                                                                          len(args['active'])))
+        msg = 'read the stage %d records of %d of %d node(s)' % (args['stage'], len(records), len(args['active']))
+        return dict(changed=False, records=records, data=data, missing=[p['host'] for p in problems], msg=msg)
 
     @staticmethod
     def _pod(args, task_vars):
         record = store.make_pod_record(args['run_id'], args['stage'], args['role'], args['findings'],
                                        args['check_mode'], args['data'])
         path = store.write_pod_record(args['run_dir'], record)
-        return dict(changed=False, record=record, path=path,
-                    msg='recorded the PoD part of stage %d (%s): %d finding(s)' % (record['stage'], record['role'],
-                                                                                  len(record['findings'])))
+        msg = 'recorded the PoD part of stage %d (%s): %d finding(s)' % (record['stage'], record['role'],
+                                                                         len(record['findings']))
+        return dict(changed=False, record=record, path=path, msg=msg)
 
     @staticmethod
     def _verdict(args, task_vars):

@@ -13,14 +13,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils import health, store
-
-try:  # ansible-core 2.19+: the module_defaults a play sets for the modules this action runs
-    from ansible.executor.module_common import get_action_args_with_defaults
-except ImportError:  # pragma: no cover - kept for a core without it
-    get_action_args_with_defaults = None
+from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'health_check'
 STAGE = 0
@@ -70,58 +65,36 @@ def checked_parts(parts, args):
     }
 
 
+PORT_KEYS = ('address', 'netmask', 'tls')
+
+
 def node_data(parts, args):
-    """The record's ``data``: the ports for the PoD part (None when they are not checked) and the product the NPUs
-    showed (None when the NPUs were not read)."""
+    """The record's ``data``: what the PoD part checks of each port (``{devices: {id: {address, netmask, tls}}}``;
+    None when the ports are not checked) and the product the NPUs showed (None when the NPUs were not read)."""
+    ports = None
+    if args['ports']:
+        devices = (parts['ports'] or {}).get('devices')
+        ports = {'devices': dict((str(dev), dict((key, entry[key]) for key in PORT_KEYS if key in entry))
+                                 for dev, entry in (devices.items() if isinstance(devices, dict) else ())
+                                 if isinstance(entry, dict))}
     summary = (parts['npu'] or {}).get('summary') if args['npu'] else None
     product = summary.get('product') if isinstance(summary, dict) else None
-    return {'ports': parts['ports'] if args['ports'] else None, 'product': product or None}
+    return {'ports': ports, 'product': product or None}
 
 
-class ActionModule(ActionBase):
+class ActionModule(StageAction):
     """Stage 0 on a node (its read, its findings, its record) and over the PoD (the ports, from the records)."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    NAME = 'stage_health'
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def _module(self, name, args, task_vars):
-        """Run one of the collection's modules on the node, with the play's module_defaults for it."""
-        fqcn = 'npuops.ascend.%s' % name
-        if get_action_args_with_defaults is not None:
-            args = get_action_args_with_defaults(fqcn, args, self._task.module_defaults, self._templar,
-                                                 action_groups=self._task._parent._play._action_groups)
-        return self._execute_module(module_name=fqcn, module_args=args, task_vars=task_vars)
-
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        try:
-            run_id = store.check_run_id(args['run_id'])
-            if args['step'] == 'node':
-                result.update(self._node(args, run_id, task_vars))
-            else:
-                result.update(self._pod(args, run_id, task_vars))
-        except store.StoreError as exc:
-            raise AnsibleActionFail('stage_health: %s.' % to_native(exc)) from exc
-        except OSError as exc:
-            raise AnsibleActionFail('stage_health: could not use the run store %s on the controller: %s. Check that the '
-                                    'report directory (npuops_report_dir) is on a writable file system with space left.'
-                                    % (args['run_dir'], to_native(exc))) from exc
-        finally:
-            if args['step'] == 'node':
-                self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
-
-    def _node(self, args, run_id, task_vars):
+    def step_node(self, args, run_id, task_vars):
         node = store.check_node(task_vars.get('inventory_hostname'))
-        read = self._module('health_info', dict((name, args[name]) for name in MODULE_OPTIONS), task_vars)
+        read = self.run_module('health_info', dict((name, args[name]) for name in MODULE_OPTIONS), task_vars)
         parts = split_parts(read)
         limits = dict((name, args[name]) for name in LIMITS)
         findings = health.health_findings(dict(checked_parts(parts, args), host=node, plan=args['plan']), limits)
-        record = store.make_record(run_id, node, STAGE, ROLE, findings, check_mode=self._play_context.check_mode,
+        record = store.make_record(run_id, node, STAGE, ROLE, findings, check_mode=self.check_mode,
                                    data=node_data(parts, args))
         path = store.write_record(args['run_dir'], record)
         out = dict(changed=False, findings=findings, record=record, path=path,
@@ -131,7 +104,7 @@ class ActionModule(ActionBase):
             out['warnings'] = list(read['warnings'])
         return out
 
-    def _pod(self, args, run_id, task_vars):
+    def step_pod(self, args, run_id, task_vars):
         active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
         records, problems = store.read_stage(args['run_dir'], run_id, active, STAGE)
         findings = []
@@ -141,7 +114,7 @@ class ActionModule(ActionBase):
                 findings = health.pod_port_findings(ports, args['parameter_plane'])
             except AnsibleError as exc:
                 raise AnsibleActionFail('stage_health: %s' % to_native(exc.message)) from exc
-        record = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self._play_context.check_mode)
+        record = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode)
         path = store.write_pod_record(args['run_dir'], record)
         return dict(changed=False, findings=findings, missing=[p['host'] for p in problems], path=path,
                     msg='%d node(s) checked across the PoD: %d finding(s) over the ports'

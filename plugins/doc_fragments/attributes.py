@@ -47,3 +47,20 @@ attributes:
     membership:
       - npuops.ascend.npu
 """
+
+    # The actions of the run's store and the stages: they write their records and reports on the controller, in check
+    # mode too, and never report a change.
+    CONTROLLER = r"""
+options: {}
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Runs in check mode as well; what it writes (records, reports) is on the controller, never a change to the PoD.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+    details:
+      - Never reports a change.
+"""

@@ -39,15 +39,8 @@ options:
         default: main
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.attributes.controller
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    details:
-      - Never reports a change.
   platform:
     support: full
     platforms: posix

@@ -95,18 +95,8 @@ options:
     default: {}
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.attributes.controller
 attributes:
-  check_mode:
-    support: full
-    details:
-      - Writes the records and the summary in check mode as well, marked C(check_mode); they are reports on the
-        controller.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    details:
-      - Always reports no change; writing a record again replaces it with the same content (but its time).
   platform:
     support: full
     platforms: posix
@@ -123,7 +113,7 @@ EXAMPLES = r"""
     run_id: "{{ gate_run_id }}"
     stage: 0
     role: health_check
-    findings: "{{ health_check_findings + health_check_pod_findings }}"
+    findings: "{{ my_stage_findings }}"
 
 - name: Check the gate of stage 0 on every node of the PoD
   npuops.ascend.stage_gate:

@@ -21,7 +21,8 @@ description:
     every part), checks the node against the limits (NPU count and health, ECC, temperature, product family, links,
     addresses against O(plan), net_health, huge pages, NPUs on PCIe; swappiness, open-file limit and NUMA nodes as
     warnings), and writes the node's record of stage 0 to the run's store (C(<run_dir>/nodes/<node>/stage0.json)) with
-    C(data.ports) (the ports part) and C(data.product) (the product the NPUs showed).
+    C(data.ports) (the address, netmask and TLS switch of each port under C(devices), what the PoD part checks) and
+    C(data.product) (the product the NPUs showed).
   - A part that cannot be read, or a module that cannot run at all, is a finding of the node, never a failure of the
     task, so that the gate names every node at once.
   - O(step=pod) (once, C(run_once)) reads the records of stage 0 of the nodes still in the play from the store - never

@@ -78,17 +78,8 @@ options:
     elements: str
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.attributes.controller
 attributes:
-  check_mode:
-    support: full
-    details:
-      - Reads and records in check mode as well; the history of fingerprints is not written.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    details:
-      - Never reports a change.
   platform:
     support: full
     platforms: posix

@@ -51,7 +51,7 @@ def verdict(run_dir, run_id, stage, role, nodes, active):
     ``{passed, msg, failures, warnings, findings, nodes}``: ``findings`` every failure and warning, ``msg`` the gate's
     message (the same text the run stops with).
     """
-    active = [node for node in active or []]
+    active = list(active or [])
     lost = [lost_node_finding(node) for node in nodes or [] if node not in active]
     records, problems = store.read_stage(run_dir, run_id, active, stage)
     pod, pod_problem = store.read_pod_record(run_dir, run_id, stage)

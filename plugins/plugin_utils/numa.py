@@ -366,4 +366,3 @@ def aicore_stats(samples):
         variance = sum((value - mean) ** 2 for value in values) / len(values)
         stats[npu] = {'mean': round(mean, 2), 'variance': round(variance, 2), 'samples': len(values)}
     return stats
-

@@ -346,4 +346,3 @@ def _cross_checks(out, seen):
                      % (device, address, first_device, first_host))
         else:
             owners[address] = (host, device)
-

@@ -384,4 +384,3 @@ def mindie_config_findings(result, settings, host, file_text=None, model_index=0
             out.append(finding(host, None, check, have.get(key), value, '%s holds %s = %s, not %s'
                                % (result.get('path'), key, short_repr(have.get(key)), short_repr(value))))
     return out
-

@@ -127,16 +127,17 @@ def write_record(run_dir, record):
     directory = node_dir(run_dir, record['node'])
     _own_dir(directory)
     path = record_path(run_dir, record['node'], record['stage'])
-    _write_json(directory, path, record, '.stage%d.' % record['stage'])
-    return path
+    return write_json(path, record)
 
 
-def _write_json(directory, path, document, prefix):
-    """Write a JSON document atomically: a temporary file in the same directory, then a rename over ``path``."""
-    handle, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+def write_json(path, document, indent=2):
+    """Write a JSON document atomically, mode 0644: a temporary file in the same directory, then a rename over
+    ``path`` (a link at ``path`` is replaced, never followed). ``indent=4`` is the layout of Ansible's to_nice_json."""
+    directory = os.path.dirname(path) or '.'
+    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
     try:
         with os.fdopen(handle, 'w', encoding='utf-8') as out:
-            json.dump(document, out, indent=2, sort_keys=True)
+            json.dump(document, out, indent=indent, sort_keys=True, separators=(',', ': '))
             out.write('\n')
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -144,6 +145,7 @@ def _write_json(directory, path, document, prefix):
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
+    return path
 
 
 def _load(path):
@@ -250,8 +252,7 @@ def write_pod_record(run_dir, record):
     directory = os.path.join(run_dir, 'pod')
     _own_dir(directory)
     path = pod_record_path(run_dir, record['stage'])
-    _write_json(directory, path, record, '.stage%d.' % record['stage'])
-    return path
+    return write_json(path, record)
 
 
 def read_pod_record(run_dir, run_id, stage):
@@ -307,15 +308,4 @@ def write_summary(run_dir, document):
     path = os.path.join(run_dir, 'summary.json')
     if os.path.islink(path):
         raise StoreError('%s is a link; the run store does not follow links. Remove it' % path)
-    handle, tmp = tempfile.mkstemp(prefix='.summary.', dir=run_dir)
-    try:
-        with os.fdopen(handle, 'w', encoding='utf-8') as out:
-            json.dump(document, out, indent=4, sort_keys=True, separators=(',', ': '))
-            out.write('\n')
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return write_json(path, document, indent=4)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.npuops.ascend.plugins.plugin_utils import store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN, finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils.health import by_device
+
 
 def _numbers(version):
     """'7.1.0.11.220' -> (7, 1, 0, 11, 220); None when a part is not a number (rc releases)."""
@@ -200,16 +201,5 @@ def read_history(path):
 
 def write_history(path, run_id, fingerprints):
     """Keep this run's fingerprints at ``path`` for the next run (atomically: a temporary file, then a rename)."""
-    directory = os.path.dirname(path) or '.'
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix='.fingerprints.', dir=directory)
-    try:
-        with os.fdopen(handle, 'w', encoding='utf-8') as out:
-            out.write(json.dumps({'run': run_id, 'nodes': fingerprints}, indent=4, sort_keys=True,
-                                 separators=(',', ': ')) + '\n')
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    return store.write_json(path, {'run': run_id, 'nodes': fingerprints}, indent=4)

@@ -113,12 +113,12 @@ def test_site_stages_0_and_2_through_ansible_runner_with_an_awx_private_data_dir
     assert [e for e in events if e["event"] == "playbook_on_start"][0]["event_data"]["playbook"] == "site.yml"
     assert not [e for e in events if e["event"] in ("runner_on_failed", "runner_on_unreachable") and not e["event_data"].get("ignore_errors")]
 
-    # every node's record of each stage (the record step of npuops.ascend.stage_gate; stage 2's own action)
+    # every node's record of each stage (the record step of npuops.ascend.stage_gate; the own actions of stages 0 and 2)
     results = {node: {} for node in NODES}
     for event in events:
         data = event.get("event_data", {})
-        if event["event"] == "runner_on_ok" and data.get("task_action") in ("npuops.ascend.stage_gate", "npuops.ascend.stage_versions") \
-                and "record" in data["res"]:
+        actions = ("npuops.ascend.stage_gate", "npuops.ascend.stage_health", "npuops.ascend.stage_versions")
+        if event["event"] == "runner_on_ok" and data.get("task_action") in actions and "record" in data["res"]:
             record = data["res"]["record"]
             results[data["host"]]["stage%d" % record["stage"]] = record
     for node in NODES:

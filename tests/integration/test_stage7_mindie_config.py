@@ -55,7 +55,8 @@ def test_converge_check_mode_and_idempotence(mindie):
 
     rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
     assert rc == 0, out[-4000:]
-    assert "TASK [npuops.ascend.gate : Check the gate on every node of the PoD" in out
+    assert "TASK [npuops.ascend.mindie_config : Check the gate on every node of the PoD at stage 7 (mindie_config)] ***\n" \
+           "ok: [node01]" in out, out[-4000:]
     reports = [os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
                if root.endswith("stage7-mindie_config")]
     assert any(path.endswith("mindie_config.md") for path in reports), reports

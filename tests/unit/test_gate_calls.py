@@ -52,12 +52,38 @@ def _calls():
 CALLS = _calls()
 
 
+STAGE_ROLES = ("health_check", "baseline", "version_check", "hccl_bench", "roce_lossless", "hccl_env", "numa_bind",
+               "mindie_config", "io_check", "regression")
+
+
+def _verdicts(role):
+    """The stage_gate verdict tasks of a role (in any of its task files), with the file they are in."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "roles", role, "tasks", "*.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            for task in _tasks(yaml.safe_load(handle) or []):
+                args = task.get("npuops.ascend.stage_gate")
+                if isinstance(args, dict) and args.get("step") == "verdict":
+                    out.append((os.path.basename(path), task))
+    return out
+
+
 def test_the_stage_roles_call_the_gate():
-    # every stage role imports the gate (the report directory and the gate of its stage), and so do the playbooks
-    roles = {call[0].split(os.sep)[1] for call in CALLS if call[0].startswith("roles")}
-    assert {"health_check", "baseline", "version_check", "hccl_bench", "roce_lossless", "hccl_env", "numa_bind",
-            "mindie_config", "io_check", "regression"} <= roles
-    assert len(CALLS) >= 25
+    # every stage role imports the gate's run entry point (the report directory of the run)
+    roles = {call[0].split(os.sep)[1] for call in CALLS if call[0].startswith("roles") and call[3].get("tasks_from") == "run"}
+    assert set(STAGE_ROLES) <= roles, sorted(set(STAGE_ROLES) - roles)
+
+
+@pytest.mark.parametrize("role", STAGE_ROLES)
+def test_every_stage_role_ends_with_a_verdict_over_the_records_that_stops_every_node(role):
+    verdicts = _verdicts(role)
+    gate_imports = [call for call in CALLS
+                    if call[0].startswith(os.path.join("roles", role) + os.sep) and "tasks_from" not in call[3]]
+    assert verdicts or gate_imports, "roles/%s has no gate" % role
+    for path, task in verdicts:
+        assert task.get("run_once") is True and task.get("any_errors_fatal") is True, (role, path, task.get("name"))
+        args = task["npuops.ascend.stage_gate"]
+        assert args["run_dir"] == "{{ gate_run_dir }}" and args["run_id"] == "{{ gate_run_id }}", (role, path, args)
 
 
 @pytest.mark.parametrize("path,name,action,args,task_vars", CALLS, ids=["%s: %s" % (c[0], c[1]) for c in CALLS])

@@ -136,9 +136,8 @@ def test_the_early_imports_do_not_check_the_options_again():
 
 def test_the_run_user_of_stage_6_is_checked_before_the_first_change():
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
-    tasks = [task for task in plays[0]["tasks"][1:]
-             if task["ansible.builtin.import_role"] == {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user",
-                                                         "rolespec_validate": False}]
+    wanted = {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user", "rolespec_validate": False}
+    tasks = [task for task in plays[0]["tasks"][1:] if task["ansible.builtin.import_role"] == wanted]
     assert len(tasks) == 1
     assert any("'stage6' in ansible_run_tags" in condition for condition in tasks[0]["when"].split(" or ")), tasks[0]
 

@@ -199,4 +199,3 @@ def switch_ecn_findings(first, second, host=None, priority=4, neighbours=None, s
             'on queue %d, so congestion is handled by PFC pauses alone; enable ECN on that queue of the switch port '
             '(the switch files of stage 4 have it)' % (' and '.join(CNP_KEYS), _where(neighbour), priority), severity))
     return out
-

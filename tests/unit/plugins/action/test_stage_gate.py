@@ -78,7 +78,7 @@ def run(tmp_path, findings, *extra):
                ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', ANSIBLE_STDOUT_CALLBACK='default')
     proc = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.ini'), str(tmp_path / 'play.yml'),
                            '-e', 'npuops_run_id=R1'] + list(extra),
-                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=180)
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=180, check=False)
     return proc, proc.stdout + proc.stderr
 
 

@@ -14,6 +14,7 @@ from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.npuops.ascend.plugins.action import stage_versions as action
 from ansible_collections.npuops.ascend.plugins.plugin_utils import store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules import conftest as modules_conftest
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils import test_versions as tv
 
@@ -58,7 +59,7 @@ def nodes(run_module, stack_read):
 def node_step(tmp_path, node, modules, check_mode=False, calls=None, **extra):
     args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, compatibility=tv.TABLE, **extra)
     plugin = make_action(args, check_mode, modules, calls)
-    with mock.patch.object(action.ActionBase, 'run', return_value={}):
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
         return plugin.run(task_vars={'inventory_hostname': node})
 
 
@@ -67,7 +68,7 @@ def pod_step(tmp_path, active, check_mode=False, history=None):
     if history:
         args['history'] = str(history)
     plugin = make_action(args, check_mode)
-    with mock.patch.object(action.ActionBase, 'run', return_value={}):
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
         return plugin.run(task_vars={'inventory_hostname': active[0], 'ansible_play_hosts': active})
 
 
@@ -124,8 +125,8 @@ def test_drift_against_the_history_which_check_mode_does_not_write(tmp_path, nod
     node_step(tmp_path, 'node02', nodes['node03'])
     before = history.read_text()
     checked = pod_step(tmp_path, ['node01', 'node02'], check_mode=True, history=history)
-    assert [d['msg'] for d in checked['drift']] == ['node02: driver changed from 23.0.7 to 23.0.6',
-                                                     'node02: npu_driver changed from 23.0.7 to 23.0.6']
+    assert [d['msg'] for d in checked['drift']] == [
+        'node02: driver changed from 23.0.7 to 23.0.6', 'node02: npu_driver changed from 23.0.7 to 23.0.6']
     assert history.read_text() == before  # a dry run keeps no history
     history.write_text('{not json')
     broken = pod_step(tmp_path, ['node01', 'node02'], history=history)
@@ -136,6 +137,6 @@ def test_a_bad_run_id_is_refused_before_any_module_runs(tmp_path, nodes):
     calls = []
     args = dict(step='node', run_dir=str(tmp_path / 'x'), run_id='../up')
     plugin = make_action(args, False, nodes['node01'], calls)
-    with mock.patch.object(action.ActionBase, 'run', return_value={}), pytest.raises(AnsibleActionFail, match='run id'):
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}), pytest.raises(AnsibleActionFail, match='run id'):
         plugin.run(task_vars={'inventory_hostname': 'node01'})
     assert calls == [] and not os.path.exists(str(tmp_path / 'x'))

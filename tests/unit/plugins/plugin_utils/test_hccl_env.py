@@ -1080,5 +1080,3 @@ def test_hccl_env_ports_that_could_not_be_read_are_a_warning():
 @pytest.mark.parametrize('ports', [None, SKIPPED, []])
 def test_hccl_env_ports_not_read_on_purpose_are_no_finding(ports):
     assert hccl_env_findings(HCCL_RESULT, H, LOADED, ports, HCCL_INTENT) == []
-
-

@@ -40,7 +40,7 @@ def test_improvement():
 
 def test_regression_beyond_the_tolerance_fails_naming_node_and_metric():
     out = regression.regression_compare(after(mean_ms=2050.0, tokens_per_s=97600.0, tflops_per_npu=49.5, mfu_pct=15.9),
-                                    BEFORE, host='node01', baseline_run='R1')
+                                        BEFORE, host='node01', baseline_run='R1')
     assert out['verdict'] == 'regressed' and out['regressed'] == ['step time', 'tokens/s']
     fails = [f for f in out['findings'] if f['severity'] == 'fail']
     assert [f['check'] for f in fails] == ['regression_mean_ms', 'regression_tokens_per_s']
@@ -59,7 +59,7 @@ def test_limits_are_inclusive_for_an_improvement_and_exclusive_for_a_regression(
 
 def test_nothing_improved_is_a_warning():
     out = regression.regression_compare(after(mean_ms=1990.0, tokens_per_s=100500.0, tflops_per_npu=50.2, mfu_pct=16.05),
-                                    BEFORE, host='node01')
+                                        BEFORE, host='node01')
     assert out['verdict'] == 'unchanged'
     assert [(f['severity'], f['check']) for f in out['findings']] == [('warn', 'improvement')]
 

@@ -213,5 +213,3 @@ def test_ring_pairs(hosts, pairs):
 ])
 def test_ring_neighbours(hosts, host, neighbours):
     assert ring_neighbours(hosts, host) == neighbours
-
-

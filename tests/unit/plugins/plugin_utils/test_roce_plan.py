@@ -213,5 +213,3 @@ def test_port_config_subset_leaves_out_entries_without_the_keys():
     assert port_config_subset(roce_desired_config(range(2), INTENT), ['address', 'netmask']) == []
     assert port_config_subset(None, 'mtu') == []
     assert port_config_subset([{'device': 0, 'mtu': 9000}, 'junk', {'device': 1}], 'mtu') == [{'device': 0, 'mtu': 9000}]
-
-

@@ -146,5 +146,3 @@ def test_changed_ports_per_setting_of_a_one_pass_result(keys, devices):
                                     {'changed': False, 'before': ONE_PASS['before'], 'after': ONE_PASS['before']}])
 def test_changed_ports_of_a_result_that_changed_nothing(result):
     assert changed_ports(result, 'mtu') == []
-
-

@@ -336,5 +336,3 @@ def test_port_values_that_could_not_be_read_are_said_so():
         (1, 'mtu', 'fail', 'node01 NPU 1: the MTU could not be read'),
         (2, 'dscp_to_tc', 'fail', 'node01 NPU 2: DSCP 33 is not in the map read back, expected the lossless TC 3, so '
                                   'HCCL_RDMA_TC=132 traffic leaves the lossless queue')]
-
-

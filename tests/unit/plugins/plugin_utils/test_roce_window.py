@@ -464,5 +464,3 @@ def test_batch_outcome_treats_unknown_or_failing_variables_as_unset():
         'Stage 4 stopped. node09: not restored: nothing was changed on it. Changed in this batch: none. Restored: none. '
         'Not touched: none. Fix the cause and run again: nodes that already match change nothing.')
     assert roce_batch_outcome(['node10'], {}, ['node10']).startswith('Stage 4 stopped. node10: not restored: nothing was changed')
-
-

@@ -1,0 +1,209 @@
+"""npuops.ascend.stage_health: stage 0 on each node (health_info in one task, the node's findings, its record in the
+store) and over the PoD from the records only - the ports of two nodes against each other, a record of another run
+never used, the verdict counting the PoD findings for the nodes they name. The module's results are made by run_module
+from real samples."""
+
+from __future__ import annotations
+
+import json
+import os
+from unittest import mock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+from ansible.playbook.play_context import PlayContext
+
+from ansible_collections.npuops.ascend.plugins.action import stage_health as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import finding
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules import conftest as modules_conftest
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils import node_reads
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.node_reads import H, PLAN, ports_read
+
+# the fixtures, bound here so that pytest finds them
+run_module = modules_conftest.run_module
+host_read = node_reads.host_read
+node = node_reads.node
+RUN = 'R1'
+HEALTH_INFO = 'npuops.ascend.health_info'
+ROLE_OPTIONS = dict(npu=True, npu_subset=['board', 'health', 'ecc', 'topo', 'processes'], health_view='unhealthy',
+                    ecc_again=True, ecc_again_scope='errors', ports=True, port_queries=['link', 'ip', 'net_health', 'tls'],
+                    host=True)
+
+
+def health_info(parts):
+    """What health_info returns for the parts of a node read (each in the shape of its own module)."""
+    out = dict((key, parts[key]) for key in action.PARTS)
+    out.update(changed=False, env_files=None, failed_parts=[])
+    return out
+
+
+def make_action(args, check_mode=False, result=None, calls=None):
+    task = mock.MagicMock()
+    task.args = dict(args)
+    task.async_val = 0
+    task.check_mode = check_mode
+    task.module_defaults = []
+    task._parent._play._action_groups = {}
+    play_context = PlayContext()
+    play_context.check_mode = check_mode
+    connection = mock.MagicMock()
+    connection._shell.tmpdir = None
+    plugin = action.ActionModule(task, connection, play_context, loader=None, templar=mock.MagicMock(),
+                                 shared_loader_obj=None)
+
+    def execute(module_name, module_args, task_vars):
+        (calls if calls is not None else []).append((module_name, module_args))
+        return dict(result)
+
+    plugin._execute_module = execute
+    plugin._remove_tmp_path = lambda path: None
+    return plugin
+
+
+def node_step(tmp_path, inventory_name, result, check_mode=False, calls=None, **extra):
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, **extra)
+    plugin = make_action(args, check_mode, result, calls)
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
+        return plugin.run(task_vars={'inventory_hostname': inventory_name})
+
+
+def pod_step(tmp_path, active, check_mode=False, **extra):
+    args = dict(step='pod', run_dir=str(tmp_path / RUN), run_id=RUN, **extra)
+    plugin = make_action(args, check_mode)
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
+        return plugin.run(task_vars={'inventory_hostname': active[0], 'ansible_play_hosts': active})
+
+
+def read_json(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def test_the_node_step_runs_health_info_once_and_records_the_ports_and_the_product(tmp_path, node):
+    parts = node()
+    calls = []
+    result = node_step(tmp_path, H, health_info(parts), calls=calls, plan=PLAN, **ROLE_OPTIONS)
+    # one module run, with the options the role passes and nothing else
+    assert calls == [(HEALTH_INFO, ROLE_OPTIONS)]
+    assert result['changed'] is False and result['findings'] == [] and 'failed' not in result
+    assert dict((key, result[key]) for key in action.PARTS) == dict((key, parts[key]) for key in action.PARTS)
+    record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
+    assert record == result['record'] and record['status'] == 'passed' and record['role'] == 'health_check'
+    # what the PoD part checks of each port, nothing more
+    assert record['data']['ports'] == {'devices': dict(
+        (str(dev), {'address': '10.10.0.1%d' % dev, 'netmask': '255.255.255.0', 'tls': False}) for dev in range(8))}
+    assert record['data']['product'] == parts['npu']['summary']['product']
+    assert record['data']['product']['family'] == 'A2' and record['data']['product']['roce_ports'] is True
+    assert result['msg'] == 'recorded stage 0 (health_check) of node-07: passed'
+
+
+def test_the_limits_and_the_plan_reach_the_findings(tmp_path, node):
+    parts = node()
+    result = node_step(tmp_path, H, health_info(parts), max_temp_c=55, product_family='A3', plan=[
+        {'device': 0, 'address': '10.10.0.99', 'netmask': '255.255.255.0'}])
+    checks = [(f['device'], f['check']) for f in result['findings']]
+    assert (None, 'product') in checks and (0, 'address') in checks
+    assert [dev for dev, check in checks if check == 'temperature'] == [2, 3, 4, 5, 6, 7]   # the idle table: 54-59 C
+    record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
+    assert record['status'] == 'failed' and record['findings'] == result['findings']
+    assert 'node-07: npu-smi shows 910B3 chips (family A2) but the PoD declares family A3' in record['failures'][0]
+
+
+def test_a_module_that_could_not_run_stands_for_every_part(tmp_path):
+    broken = {'failed': True, 'msg': 'node-07: the module failed: /usr/bin/python3: not found', 'rc': 127}
+    result = node_step(tmp_path, H, broken)
+    # not a failure of the task: a failure finding of the node for every part, so that the gate names every node
+    assert 'failed' not in result
+    assert [f['check'] for f in result['findings']] == ['npu', 'ports', 'numa', 'host_info']
+    assert result['findings'][0]['msg'] == ('node-07: npu_info (npu-smi) could not read the node: the module failed: '
+                                            '/usr/bin/python3: not found')
+    assert all(result[key] == broken for key in action.PARTS)
+    record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
+    assert record['status'] == 'failed' and len(record['failures']) == 4
+    assert record['data'] == {'ports': {'devices': {}}, 'product': None}
+
+
+def test_a_concern_switched_off_is_not_checked_nor_handed_on(tmp_path, node):
+    parts = node()
+    parts['ports'] = {'msg': 'node-07: hccn_tool not found'}    # would be a finding if it were checked
+    result = node_step(tmp_path, H, health_info(parts), ports=False)
+    assert result['findings'] == []
+    assert read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')['data']['ports'] is None
+    # the NPUs and the host switched off: what their parts hold is not looked at, the ports still are
+    unread = dict((key, {'msg': 'node-07: not read'}) for key in action.PARTS)
+    result = node_step(tmp_path, H, health_info(unread), npu=False, host=False)
+    assert [f['check'] for f in result['findings']] == ['ports']
+    assert result['record']['data'] == {'ports': {'devices': {}}, 'product': None}
+
+
+def test_check_mode_reads_and_records_as_a_dry_run(tmp_path, node):
+    calls = []
+    result = node_step(tmp_path, H, health_info(node()), check_mode=True, calls=calls)
+    assert len(calls) == 1 and result['record']['check_mode'] is True
+    assert read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')['check_mode'] is True
+
+
+def two_nodes(tmp_path, run_module, node):
+    """node01 and node02 recorded; node02's NPU 1 has the address of node01's NPU 5, and NPU 0 one outside the plane."""
+    node_step(tmp_path, 'node01', health_info(node()))
+    node02 = ports_read(run_module, devices=[0, 1], queries=['link', 'ip', 'net_health', 'tls'],
+                        ip={0: 'hccn_tool/ip/mc_910a_dev0', 1: 'hccn_tool/ip/mc_worker0_dev5'})
+    node_step(tmp_path, 'node02', health_info(node(ports=node02)))
+
+
+def test_the_pod_step_checks_the_ports_from_the_records_and_the_verdict_names_both_nodes(tmp_path, run_module, node):
+    two_nodes(tmp_path, run_module, node)
+    result = pod_step(tmp_path, ['node01', 'node02'], parameter_plane='10.10.0.0/24')
+    conflict = 'address 10.10.0.15 is used by node01 NPU 5, node02 NPU 1'
+    assert result['findings'] == [
+        finding('node02', 0, 'subnet', '192.161.200.10', '10.10.0.0/24',
+                'address 192.161.200.10 is outside the parameter plane 10.10.0.0/24'),
+        finding('node01', 5, 'ip_conflict', '10.10.0.15', 'unique', conflict),
+        finding('node02', 1, 'ip_conflict', '10.10.0.15', 'unique', conflict),
+    ]
+    assert result['missing'] == [] and result['changed'] is False
+    pod, problem = store.read_pod_record(str(tmp_path / RUN), RUN, 0)
+    assert problem is None and pod['findings'] == result['findings'] and pod['role'] == 'health_check'
+    # the node records keep the node's own findings; the verdict counts the PoD's for the nodes they name
+    assert store.read_record(str(tmp_path / RUN), RUN, 'node01', 0)[0]['status'] == 'passed'
+    outcome = gate.verdict(str(tmp_path / RUN), RUN, 0, 'health_check', ['node01', 'node02'], ['node01', 'node02'])
+    assert not outcome['passed']
+    assert outcome['msg'] == ('Stage 0 (health_check) gate failed on 2 node(s) (node01, node02): node01 NPU 5, node02 NPU 1: '
+                              + conflict + '; node02 NPU 0: address 192.161.200.10 is outside the parameter plane 10.10.0.0/24')
+
+
+def test_the_pod_step_leaves_the_ports_alone_when_they_are_not_checked(tmp_path, run_module, node):
+    two_nodes(tmp_path, run_module, node)
+    result = pod_step(tmp_path, ['node01', 'node02'], ports=False, parameter_plane='10.10.0.0/24')
+    assert result['findings'] == []
+    assert store.read_pod_record(str(tmp_path / RUN), RUN, 0)[0]['findings'] == []
+
+
+def test_the_pod_step_never_uses_a_record_of_another_run(tmp_path, run_module, node):
+    two_nodes(tmp_path, run_module, node)
+    path = tmp_path / RUN / 'nodes' / 'node02' / 'stage0.json'
+    record = json.loads(path.read_text())
+    record['run'] = 'R0'
+    path.write_text(json.dumps(record))
+    result = pod_step(tmp_path, ['node01', 'node02'], parameter_plane='10.10.0.0/24')
+    assert result['findings'] == [] and result['missing'] == ['node02']
+    # only the nodes still in the play are read
+    assert pod_step(tmp_path, ['node01'])['missing'] == []
+
+
+def test_a_parameter_plane_that_is_not_a_network_stops_the_pod_step(tmp_path, run_module, node):
+    two_nodes(tmp_path, run_module, node)
+    with pytest.raises(AnsibleActionFail, match=r"stage_health: pod_port_findings: parameter_plane '10.10.0.0/33' is not"):
+        pod_step(tmp_path, ['node01', 'node02'], parameter_plane='10.10.0.0/33')
+    assert not (tmp_path / RUN / 'pod').exists()
+
+
+def test_a_bad_run_id_is_refused_before_the_module_runs(tmp_path, node):
+    calls = []
+    args = dict(step='node', run_dir=str(tmp_path / 'x'), run_id='../up')
+    plugin = make_action(args, False, health_info(node()), calls)
+    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}), pytest.raises(AnsibleActionFail, match='run id'):
+        plugin.run(task_vars={'inventory_hostname': H})
+    assert calls == [] and not os.path.exists(str(tmp_path / 'x'))
