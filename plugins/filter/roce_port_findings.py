@@ -21,7 +21,6 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
     roce_port_findings,
     roce_precheck_findings,
 )
-from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import roce_batch_outcome
 
 
 class FilterModule:
@@ -38,7 +37,6 @@ class FilterModule:
             'pfc_steady_findings': pfc_steady_findings,
             'roce_change_ticket': roce_change_ticket,
             'pairwise_culprit': pairwise_culprit,
-            'roce_batch_outcome': roce_batch_outcome,
             'crossnode_findings': crossnode_findings,
             'hccl_env_problem_lines': hccl_env_problem_lines,
             'hccl_env_findings': hccl_env_findings,

@@ -106,30 +106,42 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Record this node's result of stage 0
+# The stage roles pass the run's directory and id (gate_run_dir, gate_run_id); here they are written out.
+- name: Record this node's result of stage 3, with what the PoD step needs
   npuops.ascend.stage_gate:
     step: record
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
-    stage: 0
-    role: health_check
-    findings: "{{ my_stage_findings }}"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    stage: 3
+    role: hccl_bench
+    findings: []
+    data:
+      peak_busbw_gb_s: 171.2
 
-- name: Check the gate of stage 0 on every node of the PoD
+- name: Read the records of stage 3 of every node for a PoD-wide step
+  npuops.ascend.stage_gate:
+    step: read
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    stage: 3
+  register: bench_records
+  run_once: true
+
+- name: Check the gate of stage 3 on every node of the PoD
   npuops.ascend.stage_gate:
     step: verdict
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
-    stage: 0
-    role: health_check
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    stage: 3
+    role: hccl_bench
   run_once: true
   any_errors_fatal: true
 
 - name: Write the run's summary
   npuops.ascend.stage_gate:
     step: summary
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
   run_once: true
   register: run_summary
 """

@@ -143,11 +143,12 @@ seealso:
 """
 
 EXAMPLES = r"""
+# The stage roles pass the run's directory and id (gate_run_dir, gate_run_id); here they are written out.
 - name: Read every node, check it and record it
   npuops.ascend.stage_health:
     step: node
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
     max_temp_c: 85
     plan: "{{ npuops_npu_ports | default([]) }}"
   register: health
@@ -155,9 +156,9 @@ EXAMPLES = r"""
 - name: Check the ports across the PoD from the records
   npuops.ascend.stage_health:
     step: pod
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
-    parameter_plane: 10.20.0.0/16
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    parameter_plane: "{{ npuops_parameter_plane | default(omit) }}"
   register: health_pod
   run_once: true
 """

@@ -90,19 +90,20 @@ seealso:
 """
 
 EXAMPLES = r"""
+# The version_check role passes the run's directory and id (gate_run_dir, gate_run_id) and its compatibility table.
 - name: Read the software stack of every node and record it
   npuops.ascend.stage_versions:
     step: node
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
-    compatibility: "{{ version_check_compatibility }}"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    compatibility: {}
 
-- name: Compare the nodes from their records
+- name: Compare the nodes from their records, and with the previous run
   npuops.ascend.stage_versions:
     step: pod
-    run_dir: "{{ gate_run_dir }}"
-    run_id: "{{ gate_run_id }}"
-    history: "{{ npuops_report_dir }}/fingerprints.json"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    history: "{{ playbook_dir }}/npuops-reports/fingerprints.json"
   register: versions
   run_once: true
 """

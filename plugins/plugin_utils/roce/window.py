@@ -4,7 +4,7 @@
 """The stage 4 change window told truthfully: what each node of a stopped batch is now, the message that stops the
 window, the stage 4 results of every node for the summary, the batch size check and the rollback's message.
 
-The filters roce_window_stop, roce_batch_outcome, roce_batch_problems and roce_rollback_message (their documentation
+The filters roce_window_stop, roce_batch_problems and roce_rollback_message (their documentation
 is in plugins/filter/<name>.yml). Controller side only.
 
 What a node of a batch is, from the variables the role registers on it (``hostvars``):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ansible_collections.npuops.ascend.plugins.filter import roce_port_findings as filter_file
 from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env
-from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import pairwise, plan, ticket, verify, window
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import pairwise, plan, ticket, verify
 from ansible_collections.npuops.ascend.tests.unit.plugins.filter.filter_docs import assert_published
 
 
@@ -19,7 +19,6 @@ def test_each_filter_is_its_plugin_utils_function_and_documented():
         'pfc_steady_findings': verify.pfc_steady_findings,
         'roce_change_ticket': ticket.roce_change_ticket,
         'pairwise_culprit': pairwise.pairwise_culprit,
-        'roce_batch_outcome': window.roce_batch_outcome,
         'crossnode_findings': pairwise.crossnode_findings,
         'hccl_env_problem_lines': hccl_env.hccl_env_problem_lines,
         'hccl_env_findings': hccl_env.hccl_env_findings,

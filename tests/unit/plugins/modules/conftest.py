@@ -78,10 +78,10 @@ def fake_host_files(tmp_path, monkeypatch, meminfo):
 
 
 def health_findings(data, limits=None):
-    """The controller-side filter, imported when a test uses it: the node-side compat run (Python 3.9,
+    """The controller-side check of stage 0, imported when a test uses it: the node-side compat run (Python 3.9,
     module_utils only) cannot import the controller's ansible, so those tests skip there."""
     try:
-        from ansible_collections.npuops.ascend.plugins.filter.health_findings import health_findings as real
+        from ansible_collections.npuops.ascend.plugins.plugin_utils.health import health_findings as real
     except (ImportError, SyntaxError) as exc:
         pytest.skip('controller-side filter not importable here: %s' % exc)
     return real(data, limits)
