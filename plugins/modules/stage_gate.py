@@ -41,16 +41,6 @@ options:
     type: str
     required: true
     choices: [record, read, pod, verdict, summary]
-  run_dir:
-    description: The run's directory on the controller (C(<report dir>/<run id>)), created when missing.
-    type: path
-    required: true
-  run_id:
-    description:
-      - The id of the run, written into every record; a record of another run id is never used. 1-128 letters, digits,
-        C(.), C(_) or C(-), starting with a letter or digit.
-    type: str
-    required: true
   stage:
     description: The stage number, 0-9. Required by every step but O(step=summary).
     type: int
@@ -95,6 +85,7 @@ options:
     default: {}
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.run_store
   - npuops.ascend.attributes.controller
 attributes:
   platform:

@@ -37,14 +37,6 @@ options:
     type: str
     required: true
     choices: [node, pod]
-  run_dir:
-    description: The run's directory on the controller (C(<report dir>/<run id>)).
-    type: path
-    required: true
-  run_id:
-    description: The id of the run, written into the records; records of another run are never used.
-    type: str
-    required: true
   npu:
     description: With O(step=node), the O(npuops.ascend.health_info#module:npu) option, and check the NPUs.
     type: bool
@@ -122,6 +114,7 @@ options:
     elements: str
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.run_store
 attributes:
   check_mode:
     support: full

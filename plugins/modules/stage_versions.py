@@ -32,14 +32,6 @@ options:
     type: str
     required: true
     choices: [node, pod]
-  run_dir:
-    description: The run's directory on the controller (C(<report dir>/<run id>)).
-    type: path
-    required: true
-  run_id:
-    description: The id of the run, written into the records; records of another run are never used.
-    type: str
-    required: true
   compatibility:
     description:
       - With O(step=node), the compatibility table (the C(version_check) role's C(version_check_compatibility)).
@@ -78,6 +70,7 @@ options:
     elements: str
 extends_documentation_fragment:
   - npuops.ascend.attributes
+  - npuops.ascend.run_store
   - npuops.ascend.attributes.controller
 attributes:
   platform:

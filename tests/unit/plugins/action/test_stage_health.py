@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-from unittest import mock
 
 import pytest
 from ansible.errors import AnsibleActionFail
-from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.npuops.ascend.plugins.action import stage_health as action
 from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, store
-from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import finding
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules import conftest as modules_conftest
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils import node_reads
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.node_reads import H, PLAN, ports_read
@@ -40,40 +38,18 @@ def health_info(parts):
 
 
 def make_action(args, check_mode=False, result=None, calls=None):
-    task = mock.MagicMock()
-    task.args = dict(args)
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.module_defaults = []
-    task._parent._play._action_groups = {}
-    play_context = PlayContext()
-    play_context.check_mode = check_mode
-    connection = mock.MagicMock()
-    connection._shell.tmpdir = None
-    plugin = action.ActionModule(task, connection, play_context, loader=None, templar=mock.MagicMock(),
-                                 shared_loader_obj=None)
-
-    def execute(module_name, module_args, task_vars):
-        (calls if calls is not None else []).append((module_name, module_args))
-        return dict(result)
-
-    plugin._execute_module = execute
-    plugin._remove_tmp_path = lambda path: None
-    return plugin
+    return stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: result, calls)
 
 
 def node_step(tmp_path, inventory_name, result, check_mode=False, calls=None, **extra):
     args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, **extra)
-    plugin = make_action(args, check_mode, result, calls)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
-        return plugin.run(task_vars={'inventory_hostname': inventory_name})
+    return stage_actions.run_step(make_action(args, check_mode, result, calls), {'inventory_hostname': inventory_name})
 
 
 def pod_step(tmp_path, active, check_mode=False, **extra):
     args = dict(step='pod', run_dir=str(tmp_path / RUN), run_id=RUN, **extra)
-    plugin = make_action(args, check_mode)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
-        return plugin.run(task_vars={'inventory_hostname': active[0], 'ansible_play_hosts': active})
+    return stage_actions.run_step(make_action(args, check_mode),
+                                  {'inventory_hostname': active[0], 'ansible_play_hosts': active})
 
 
 def read_json(path):
@@ -204,6 +180,6 @@ def test_a_bad_run_id_is_refused_before_the_module_runs(tmp_path, node):
     calls = []
     args = dict(step='node', run_dir=str(tmp_path / 'x'), run_id='../up')
     plugin = make_action(args, False, health_info(node()), calls)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}), pytest.raises(AnsibleActionFail, match='run id'):
-        plugin.run(task_vars={'inventory_hostname': H})
+    with pytest.raises(AnsibleActionFail, match='run id'):
+        stage_actions.run_step(plugin, {'inventory_hostname': H})
     assert calls == [] and not os.path.exists(str(tmp_path / 'x'))

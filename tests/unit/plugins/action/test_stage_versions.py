@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-from unittest import mock
 
 import pytest
 from ansible.errors import AnsibleActionFail
-from ansible.playbook.play_context import PlayContext
 
 from ansible_collections.npuops.ascend.plugins.action import stage_versions as action
 from ansible_collections.npuops.ascend.plugins.plugin_utils import store
-from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules import conftest as modules_conftest
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils import test_versions as tv
 
@@ -25,26 +23,7 @@ RUN = 'R1'
 
 
 def make_action(args, check_mode=False, modules=None, calls=None):
-    task = mock.MagicMock()
-    task.args = dict(args)
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.module_defaults = []
-    task._parent._play._action_groups = {}
-    play_context = PlayContext()
-    play_context.check_mode = check_mode
-    connection = mock.MagicMock()
-    connection._shell.tmpdir = None
-    plugin = action.ActionModule(task, connection, play_context, loader=None, templar=mock.MagicMock(),
-                                 shared_loader_obj=None)
-
-    def execute(module_name, module_args, task_vars):
-        (calls if calls is not None else []).append((module_name, module_args))
-        return dict(modules[module_name])
-
-    plugin._execute_module = execute
-    plugin._remove_tmp_path = lambda path: None
-    return plugin
+    return stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: modules[name], calls)
 
 
 @pytest.fixture
@@ -58,18 +37,15 @@ def nodes(run_module, stack_read):
 
 def node_step(tmp_path, node, modules, check_mode=False, calls=None, **extra):
     args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, compatibility=tv.TABLE, **extra)
-    plugin = make_action(args, check_mode, modules, calls)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
-        return plugin.run(task_vars={'inventory_hostname': node})
+    return stage_actions.run_step(make_action(args, check_mode, modules, calls), {'inventory_hostname': node})
 
 
 def pod_step(tmp_path, active, check_mode=False, history=None):
     args = dict(step='pod', run_dir=str(tmp_path / RUN), run_id=RUN)
     if history:
         args['history'] = str(history)
-    plugin = make_action(args, check_mode)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}):
-        return plugin.run(task_vars={'inventory_hostname': active[0], 'ansible_play_hosts': active})
+    return stage_actions.run_step(make_action(args, check_mode),
+                                  {'inventory_hostname': active[0], 'ansible_play_hosts': active})
 
 
 def test_the_node_step_runs_both_modules_in_one_task_and_records_the_fingerprint(tmp_path, nodes):
@@ -137,6 +113,6 @@ def test_a_bad_run_id_is_refused_before_any_module_runs(tmp_path, nodes):
     calls = []
     args = dict(step='node', run_dir=str(tmp_path / 'x'), run_id='../up')
     plugin = make_action(args, False, nodes['node01'], calls)
-    with mock.patch.object(StageAction.__bases__[0], 'run', return_value={}), pytest.raises(AnsibleActionFail, match='run id'):
-        plugin.run(task_vars={'inventory_hostname': 'node01'})
+    with pytest.raises(AnsibleActionFail, match='run id'):
+        stage_actions.run_step(plugin, {'inventory_hostname': 'node01'})
     assert calls == [] and not os.path.exists(str(tmp_path / 'x'))
