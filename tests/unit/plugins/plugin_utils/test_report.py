@@ -7,8 +7,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils import report
-from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import benchmark_launch
 from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import launch_check, regression_compare
+# the launches of stage 1 and stage 9 and their measurements, as the regression tests make them
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.test_regression import BASELINE, MEASURED, _launches
 
 BEFORE = {'measured': True, 'run': '20261202T181325Z', 'mean_ms': 2000.0, 'tokens_per_s': 100000.0,
           'tflops_per_npu': 50.0, 'mfu_pct': 16.0, 'spread_pct': 0.2, 'runs': []}
@@ -124,21 +125,6 @@ def test_bandwidth_versions_and_switch_sections():
 
 
 # ---- how each stage launched the benchmark --------------------------------------------------------------------------
-
-def _launches():
-    probe = {'results': [{'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)'},
-                         {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7'}]}
-    config = {'host': 'node01', 'command': 'bash pretrain.sh', 'launcher': '', 'launcher_args': [], 'run_user': ''}
-    before = benchmark_launch(config, probe)
-    bound = benchmark_launch(dict(config, launcher='/usr/local/bin/npu-bind', launcher_args=['0', '--']), probe)
-    return before, bound
-
-
-MEASURED = {'measured': True, 'mean_ms': 1900.0, 'tokens_per_s': 105000.0, 'tflops_per_npu': 52.0, 'mfu_pct': 17.6,
-            'spread_pct': 0.3, 'findings': [], 'runs': [{'run': 1, 'mean_ms': 1900.0}]}
-BASELINE = {'measured': True, 'mean_ms': 2000.0, 'tokens_per_s': 100000.0, 'tflops_per_npu': 50.0, 'mfu_pct': 16.9,
-            'spread_pct': 0.2, 'runs': []}
-
 
 def test_the_run_report_says_how_each_stage_launched_the_benchmark():
     before, bound = _launches()
