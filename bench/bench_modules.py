@@ -424,7 +424,18 @@ def parse_args(argv):
     parser.add_argument("--wait-idle", type=int, default=120, metavar="SECONDS",
                         help="first wait up to SECONDS for a 1-minute load average below 1 (default %(default)s)")
     parser.add_argument("--json", help="also write the raw results to this file")
+    parser.add_argument("--quick", action="store_true",
+                        help="the playbook parts site, window and health at 4 and 16 nodes, one run each (about 25 "
+                             "minutes on 2 cores); --only, --scale-nodes and --repeat given as well win")
     args = parser.parse_args(argv)
+    if args.quick:
+        given = set(arg.split("=")[0] for arg in (argv or []))
+        if "--only" not in given:
+            args.only = ["site", "window", "health"]
+        if "--scale-nodes" not in given:
+            args.scale_nodes = [4, 16]
+        if "--repeat" not in given:
+            args.repeat = 1
     args.playbook_nodes = args.scale_nodes if args.scale_nodes is not None else [4, 16, 32]
     if args.scale_nodes is None:
         args.scale_nodes = [4, 16]
@@ -438,6 +449,7 @@ def main(argv=None):
         return 2
     parts = args.only or ["read", "change", "scale"]
     bench = None
+    started = time.monotonic()
     try:
         bench = Bench(args)
         wait_idle(args.wait_idle)
@@ -466,7 +478,9 @@ def main(argv=None):
             except BenchError as exc:
                 log("podctl down failed: %s" % exc)
             shutil.rmtree(bench.workdir, ignore_errors=True)
+    bench.results["duration_s"] = round(time.monotonic() - started, 1)
     print(bench.report())
+    print("benchmark duration: %.1f min (parts: %s)" % (bench.results["duration_s"] / 60.0, ", ".join(parts)))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(bench.results, handle, indent=1, default=str)

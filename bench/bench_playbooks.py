@@ -18,6 +18,8 @@ naive playbooks with Ansible's stock settings (``--naive-config example``: with 
 runs as one batch of every node (``--window-batch``), as the naive window does.
 """
 
+import configparser
+import json
 import os
 import resource
 import shutil
@@ -35,6 +37,9 @@ PARTS = {
     "health": (os.path.join(REPO, "playbooks", "health_check.yml"), os.path.join(REPO, "bench", "check", "run_pdsh.sh")),
 }
 RUNS = ("first", "second")
+# bench/callback_plugins/npuops_bench_stats.py: host-tasks per host and the main process's own CPU of every run
+STATS_CALLBACK_DIR = os.path.join(REPO, "bench", "callback_plugins")
+STATS_CALLBACK = "npuops_bench_stats"
 
 
 def _cpu_children():
@@ -49,6 +54,33 @@ def _why(stdout, stderr):
         if line.startswith("fatal:") or line.startswith("failed:"):
             return "\n".join(lines[max(0, number - 2):number + 25]).strip()
     return (stdout[-2500:] + "\n" + stderr[-1500:]).strip()
+
+
+def _callbacks_enabled(config):
+    """The callbacks an ansible.cfg enables (the benchmark's own is added to them, never put in their place)."""
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=None)
+    parser.read(config)
+    value = parser.get("defaults", "callbacks_enabled", fallback="")
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def task_figures(stats, nodes):
+    """From the stats callback's JSON: host-tasks of the first node, the median over the other nodes (the figure a
+    PoD grows by per node), and the main process's CPU per host-task in ms (over every host, localhost too)."""
+    if not stats or not stats.get("hosts"):
+        return {}
+    hosts = stats["hosts"]
+    first = hosts.get(nodes[0]) if nodes else None
+    others = [hosts[node] for node in nodes[1:] if node in hosts]
+    total = sum(hosts.values())
+    return {
+        "tasks_first_node": first,
+        "tasks_per_node": _median(others),
+        "host_tasks": total,
+        "main_cpu_s": stats.get("main_cpu_s"),
+        "main_cpu_ms_per_host_task": round(1000.0 * stats["main_cpu_s"] / total, 2) if total and stats.get(
+            "main_cpu_s") is not None else None,
+    }
 
 
 def _median(values):
@@ -70,6 +102,7 @@ class PlaybookBench:
             handle.write("# Ansible's stock settings\n[defaults]\n")
         self.configs = {"ours": EXAMPLE_CFG, "naive": EXAMPLE_CFG if self.args.naive_config == "example" else stock}
         self.facts = os.path.join(bench.workdir, "facts")
+        self.stats = os.path.join(bench.workdir, "stats.json")
 
     # --- the PoD ---------------------------------------------------------------------------
     def fresh_pod(self, nodes):
@@ -113,11 +146,16 @@ class PlaybookBench:
     def env(self, who):
         env = dict(self.bench.env, ANSIBLE_CONFIG=self.configs[who])
         env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = self.facts  # never the operator's own fact cache
+        env["ANSIBLE_CALLBACK_PLUGINS"] = STATS_CALLBACK_DIR
+        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(_callbacks_enabled(self.configs[who]) + [STATS_CALLBACK])
+        env["NPUOPS_BENCH_STATS"] = self.stats
         return env
 
     def timed(self, who, part, nodes):
         """One run: (wall s, controller CPU s, calls per node, simulator CPU s, rc)."""
         self.bench.clear_calls()
+        if os.path.exists(self.stats):
+            os.unlink(self.stats)
         cpu_before = _cpu_children()
         started = time.monotonic()
         proc = subprocess.run(self.argv(who, part, nodes), env=self.env(who), capture_output=True, text=True,
@@ -127,6 +165,9 @@ class PlaybookBench:
         per_node, sim_cpu = self.calls()
         sample = {"wall": round(wall, 3), "controller_cpu": round(controller, 3), "calls": round(per_node, 1),
                   "sim_cpu": sim_cpu, "rc": proc.returncode}
+        if os.path.exists(self.stats):
+            with open(self.stats) as handle:
+                sample.update(task_figures(json.load(handle), self.bench.nodes))
         if proc.returncode != 0 and not (part == "health" and who == "naive" and proc.returncode == 1):
             # the check script exits 1 on a problem; a fresh simulated PoD has none, so any failure is reported. The
             # run is kept out of the medians and goes on: one failed run must not lose the figures of the others.
@@ -164,6 +205,12 @@ class PlaybookBench:
                     "naive_controller_cpu_s": _median([s["controller_cpu"] for s in naive]),
                     "ours_sim_cpu_s": _median([s["sim_cpu"] for s in ours]),
                     "naive_sim_cpu_s": _median([s["sim_cpu"] for s in naive]),
+                    "tasks_per_node": _median([s.get("tasks_per_node") for s in ours]),
+                    "tasks_first_node": _median([s.get("tasks_first_node") for s in ours]),
+                    "naive_tasks_per_node": _median([s.get("tasks_per_node") for s in naive]),
+                    "main_cpu_ms_per_host_task": _median([s.get("main_cpu_ms_per_host_task") for s in ours]),
+                    "controller_cpu_per_node_s": (round(_median([s["controller_cpu"] for s in ours]) / nodes, 3)
+                                                  if ours else None),
                     "samples": {"ours": ours, "naive": naive},
                     "failures": failures,
                 }
@@ -176,12 +223,13 @@ class PlaybookBench:
 def table(part, rows):
     """Markdown table of one part."""
     naive = "pdsh check script" if part == "health" else "naive"
-    lines = ["| nodes | run | ours | %s | ratio | calls/node ours / %s | controller CPU ours / %s | simulator CPU ours / %s |"
-             % (naive, naive, naive, naive),
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| nodes | run | ours | %s | ratio | calls/node ours / %s | controller CPU ours / %s | simulator CPU ours / %s "
+             "| host-tasks per node (first node) ours / %s | main process CPU per host-task |"
+             % (naive, naive, naive, naive, naive),
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if row["ours_s"] is None or row["naive_s"] is None:
-            lines.append("| %d | %s | %s | %s | - | - | - | - |" % (
+            lines.append("| %d | %s | %s | %s | - | - | - | - | - | - |" % (
                 row["nodes"], row["run"], "failed" if row["ours_s"] is None else "%.1f s" % row["ours_s"],
                 "failed" if row["naive_s"] is None else "%.1f s" % row["naive_s"]))
             continue
@@ -189,9 +237,13 @@ def table(part, rows):
 
         def pair(a, b, fmt):
             return "%s / %s" % (fmt % a if a is not None else "-", fmt % b if b is not None else "-")
-        lines.append("| %d | %s | %.1f s | %.1f s | %s | %s | %s | %s |" % (
+        tasks = "%s (%s) / %s" % tuple("-" if value is None else "%.0f" % value for value in (
+            row.get("tasks_per_node"), row.get("tasks_first_node"), row.get("naive_tasks_per_node")))
+        main_cpu = row.get("main_cpu_ms_per_host_task")
+        lines.append("| %d | %s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s |" % (
             row["nodes"], row["run"], row["ours_s"], row["naive_s"], ratio,
             pair(row["ours_calls_per_node"], row["naive_calls_per_node"], "%.0f"),
             pair(row["controller_cpu_s"], row["naive_controller_cpu_s"], "%.1f s"),
-            pair(row["ours_sim_cpu_s"], row["naive_sim_cpu_s"], "%.1f s")))
+            pair(row["ours_sim_cpu_s"], row["naive_sim_cpu_s"], "%.1f s"),
+            tasks, "-" if main_cpu is None else "%.1f ms" % main_cpu))
     return "\n".join(lines)

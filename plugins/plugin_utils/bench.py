@@ -45,6 +45,110 @@ def bench_findings(result, host=None):
     return out
 
 
+# What a node's task of stage 3 registered before it became one action call (npuops.ascend.stage_bench): the result a
+# task with ``failed_when: false`` keeps, or the result of a task skipped by its condition. The node's JSON report and
+# its record are made from it, so that both stay what they were.
+
+NOT_APPLYING = {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False',
+                'false_condition': 'hccl_bench_applies'}
+RECORD_KEYS = ('peak_busbw_gb_s', 'peak_size_bytes', 'ranks', 'below_band', 'skipped', 'msg')
+
+
+def bench_applies(intra_node_link, hccs=True):
+    """Whether stage 3 applies to a node: its chips are not linked over PCIe only. ``intra_node_link`` is what stage 0
+    read of the node's product ('' or None when it was not read); then the family the PoD declares decides (``hccs``)."""
+    if intra_node_link in ('', None):
+        return bool(hccs)
+    return intra_node_link != 'PCIe'
+
+
+def registered(result):
+    """A module's result as a task registers it: its output also as lines, ``failed`` always there, without its
+    warnings and deprecations (Ansible shows them; the action passes them on)."""
+    out = dict((key, value) for key, value in (result or {}).items()
+               if not str(key).startswith('_ansible') and key not in ('warnings', 'deprecations'))
+    for name in ('stdout', 'stderr'):
+        if name in out and name + '_lines' not in out:
+            out[name + '_lines'] = (out[name] or '').splitlines()
+    out['failed'] = bool(out.get('failed', False))
+    return out
+
+
+def error_text(error):
+    """The error of a failed module as text: a module's traceback is a string; anything else (an error object of the
+    controller) is given as its text."""
+    if isinstance(error, str):
+        return error
+    return '%s' % (getattr(error, 'message', None) or error or '(traceback unavailable)')
+
+
+def kept_result(result):
+    """A module's result as a task with ``failed_when: false`` registers it: never failed, the error of a failed module
+    kept as ``failed_when_suppressed_exception`` (see ``registered``). A result the module skipped (check mode) is kept
+    as it is: Ansible does not evaluate failed_when on it."""
+    out = registered(result)
+    if not out.get('skipped'):
+        if out.get('exception') is not None:
+            out['failed_when_suppressed_exception'] = error_text(out.pop('exception'))
+        out.update(failed=False, failed_when_result=False)
+    return out
+
+
+def bench_record_data(result):
+    """The ``data`` of a node's record of stage 3: the figures of its measurement that the PoD's bandwidth table and
+    the cross-node gate of stage 4 read, and whether it measured at all."""
+    result = result if isinstance(result, dict) else {}
+    data = dict((key, result[key]) for key in RECORD_KEYS if key in result)
+    data['measured'] = 'rows' in result
+    return data
+
+
+def bench_report(result, host, run_id, findings):
+    """The node's JSON report of stage 3: its result with the node, the run and its findings."""
+    out = dict(result if isinstance(result, dict) else {})
+    out.update(host=host, run=run_id, findings=list(findings))
+    return out
+
+
+# ---- stage 1 on a node: its snapshot before tuning (npuops.ascend.stage_baseline) --------------------------------
+
+SNAPSHOT_PARTS = ('npu', 'ports')
+
+
+def snapshot_problem(read, host):
+    """Why a node's snapshot read (a health_info result) cannot be used - the words of each part that could not be
+    read, or 'not read' - or None. A result without ``failed_parts`` stands for the NPUs and the ports."""
+    read = read if isinstance(read, Mapping) else {}
+    parts = read.get('failed_parts', list(SNAPSHOT_PARTS))
+    if not parts:
+        return None
+    words = []
+    for part in parts:
+        entry = read.get(part)
+        words.append(str(entry['msg']) if isinstance(entry, Mapping) and 'msg' in entry else 'not read')
+    return 'Stage 1 could not read %s for its snapshot: %s' % (host, ' | '.join(words))
+
+
+def snapshot_document(read, stack, host, run_id):
+    """The node's snapshot of stage 1: its NPUs, the configuration of its ports (none on a product without RoCE ports,
+    whose ports part is skipped) and its software stack (a version_info result as a task registers it)."""
+    ports = read.get('ports') if isinstance(read.get('ports'), Mapping) else {}
+    return {'host': host, 'run': run_id, 'npu': read.get('npu'), 'ports': ports.get('config', []), 'stack': stack}
+
+
+def chip_names(npu, also=()):
+    """The NPU models a node's NPU read (health_info's npu part; None when not read) shows, then those of ``also`` (what
+    stage 0 read), each once, in order: what the node's record of stage 1 keeps for the peak of MFU."""
+    summary = npu.get('summary') if isinstance(npu, Mapping) else None
+    product = summary.get('product') if isinstance(summary, Mapping) else None
+    names = product.get('chip_names') if isinstance(product, Mapping) else None
+    out = []
+    for name in list(names if isinstance(names, list) else []) + list(also or []):
+        if name not in out:
+            out.append(name)
+    return out
+
+
 # ---- the arithmetic of a benchmark ---------------------------------------------------------------------------------
 
 def _number(name, what, value):

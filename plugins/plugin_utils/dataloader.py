@@ -1,13 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Stage 8's DataLoader advice (dataloader_advice): workers per training rank from the NUMA node the rank is bound to."""
+"""Stage 8: the DataLoader advice (dataloader_advice: workers per training rank from the NUMA node the rank is bound to)
+and what a node's task of stage 8 decides from io_info's measurement (io_findings, its record and its report)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN, finding
 
 # The method (stage 8): 4 to 8 DataLoader workers per rank.
 WORKERS = (4, 8)
@@ -103,3 +106,83 @@ def dataloader_advice(numa, npus_per_node=8, cpus=None, shm_mb=None, reserved=RE
     if isinstance(shm_mb, (int, float)) and not isinstance(shm_mb, bool) and shm_mb > 0 and out['workers'] and all_ranks:
         out['shm_mb_per_worker'] = round(float(shm_mb) / (all_ranks * out['workers']), 1)
     return out
+
+
+# ---- stage 8 on a node: the findings of io_info's measurement, the node's record and report --------------------------
+
+IO_KEYS = ('shm', 'vmstat', 'iostat', 'fio', 'cpus')
+
+
+def _text(value):
+    """A value as a message shows it (None as 'None', a float with its decimal point)."""
+    return str(value)
+
+
+def io_findings(io, host, shm_min_gb=1, shm_max_used_pct=90, iowait_max_pct=5, wa_max_pct=2, fio_min_mb_s=0):
+    """The findings of stage 8 from an io_info result kept with ``failed_when: false``: /dev/shm mounted, large enough
+    and not too full; the mean iowait and vmstat wa under their limits (a warning when not measured); the optional fio
+    read (a warning below its minimum, 0 = no minimum); io_info's own errors as warnings. A result without a
+    measurement of /dev/shm is one failure. The limits are the role's values as given (their text is in the messages)."""
+    io = io if isinstance(io, Mapping) else {}
+    found = []
+
+    def add(check, value, expected, text, severity=FAIL):
+        found.append(finding(host, None, check, value, expected, text, severity))
+
+    if 'shm' not in io:
+        add('io_info', None, 'a measurement', 'io_info failed: %s' % _text(io.get('msg', 'no result')))
+        return found
+    shm = io.get('shm') or {}
+    limit_mb = float(shm_min_gb) * 1024
+    if not shm.get('mounted'):
+        add('shm_mounted', False, True, '%s is not mounted (expected a tmpfs of at least %s GB for the DataLoader workers)'
+            % (shm.get('path'), _text(shm_min_gb)))
+    elif shm.get('size_mb') is not None and shm['size_mb'] < limit_mb:
+        add('shm_size', shm['size_mb'], limit_mb, '%s is %s MB, below the minimum of %s GB (%s MB)'
+            % (shm.get('path'), _text(shm['size_mb']), _text(shm_min_gb), _text(round(limit_mb, 1))))
+    if shm.get('mounted') and shm.get('used_pct') is not None and shm['used_pct'] > float(shm_max_used_pct):
+        add('shm_used', shm['used_pct'], float(shm_max_used_pct), '%s is %s %% used (%s MB free), above the limit of %s %%'
+            % (shm.get('path'), _text(shm['used_pct']), _text(shm.get('free_mb')), _text(shm_max_used_pct)))
+    iostat = io.get('iostat') or {}
+    iowait = iostat.get('iowait_mean_pct')
+    if iowait is None:
+        add('iowait', None, float(iowait_max_pct), 'iowait not measured (iostat, package sysstat, missing or failed)', WARN)
+    elif iowait >= float(iowait_max_pct):
+        add('iowait', iowait, float(iowait_max_pct), 'iowait %s %% (mean of %s samples, max %s %%) is not under the limit of '
+            '%s %%' % (_text(iowait), _text(iostat.get('samples')), _text(iostat.get('iowait_max_pct')), _text(iowait_max_pct)))
+    vmstat = io.get('vmstat') or {}
+    wa = vmstat.get('wa_mean_pct')
+    if wa is None:
+        add('wa', None, float(wa_max_pct), 'vmstat wa not measured (vmstat, package procps, missing or failed)', WARN)
+    elif wa > float(wa_max_pct):
+        add('wa', wa, float(wa_max_pct), 'vmstat wa %s %% (mean of %s samples, max %s %%) is above the limit of %s %%'
+            % (_text(wa), _text(vmstat.get('samples')), _text(vmstat.get('wa_max_pct')), _text(wa_max_pct)))
+    fio = io.get('fio') or {}
+    if fio.get('ran') and float(fio_min_mb_s) > 0 and fio.get('read_bw_mb_s') < float(fio_min_mb_s):
+        add('fio_read', fio['read_bw_mb_s'], float(fio_min_mb_s), 'fio sequential read %s MB/s on %s is below %s MB/s'
+            % (_text(fio['read_bw_mb_s']), _text(fio.get('file')), _text(fio_min_mb_s)), WARN)
+    for error in io.get('errors') or []:
+        add('io_info', None, None, (error or {}).get('msg'), WARN)
+    return found
+
+
+def io_record_data(io, advice):
+    """The ``data`` of a node's record of stage 8: what io_info measured and the DataLoader advice."""
+    io = io if isinstance(io, Mapping) else {}
+    return {'io': dict((key, io[key]) for key in IO_KEYS if key in io), 'dataloader': advice}
+
+
+def io_report(io, advice, findings, host, run_id, check_mode, warnings=None):
+    """The node's JSON report of stage 8: what io_info measured (``warnings``: what it warned of), the advice, the
+    findings."""
+    io = io if isinstance(io, Mapping) else {}
+    out = {'host': host, 'run': run_id, 'check_mode': bool(check_mode)}
+    out.update((key, io.get(key)) for key in IO_KEYS)
+    out.update(dataloader=advice, warnings=list(warnings or []), findings=list(findings))
+    return out
+
+
+def shm_for_advice(io):
+    """The size of /dev/shm the advice divides among the workers: only when it is mounted."""
+    shm = (io if isinstance(io, Mapping) else {}).get('shm')
+    return shm.get('size_mb') if isinstance(shm, Mapping) and shm.get('mounted') else None

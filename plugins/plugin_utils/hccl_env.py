@@ -1007,3 +1007,85 @@ def hccl_env_findings(result, host=None, loaded=None, ports=None, intent=None):
         out.append(finding(host, None, 'ports', None, 'read', 'the NPU ports could not be read to check HCCL_RDMA_SL/TC: %s'
                            % ports.get('msg'), WARN))
     return out
+
+
+# --- the stage 5 action (npuops.ascend.stage_hccl_env) ------------------------------------------------------------------
+
+STAGE = 5
+ROLE = 'hccl_env'
+REPORT_DIR = 'stage5-hccl_env'
+LOAD_SCRIPT = '. "$1" && env'
+
+
+def stat_args(path, follow):
+    """The arguments of the read-only stat of the file's path (``follow`` false: a link is not followed) or of its
+    directory (``follow`` true)."""
+    return {'path': path, 'follow': follow, 'get_checksum': False, 'get_mime': False, 'get_attributes': False}
+
+
+def group_lookup_args(group):
+    """The arguments of the getent lookup of the file's group, or None when the group is root (no lookup)."""
+    if group in ('root', '0'):
+        return None
+    return {'database': 'group', 'key': group, 'fail_key': False}
+
+
+def check_result(result, settings_usable):
+    """What the check step returns (and the role registers as hccl_env_result): the hccl_env result (after the node's
+    check when the settings were usable) and ``settings_usable`` - false when the settings themselves have problems,
+    in which case nothing was read on the node and every problem is a problem of the settings."""
+    out = dict(result)
+    out['settings_usable'] = bool(settings_usable)
+    return out
+
+
+def file_copy_args(result):
+    """The arguments of the copy that writes the managed file: the checked settings (``result['file']``) and the text,
+    never through a link, with a backup of the file it replaces. An error when the result has problems."""
+    settings = result.get('file') if isinstance(result, Mapping) else None
+    problems = (result.get('problems') if isinstance(result, Mapping) else None) or []
+    if problems or not isinstance(settings, Mapping):
+        _error('stage_hccl_env', 'the file is written only from a checked result without problems (the check step); '
+               'this one has %d problem(s): %s' % (len(problems), ' | '.join(
+                   str(p.get('problem') if isinstance(p, Mapping) else p) for p in problems) or 'no file settings'))
+    return {'content': hccl_env_file(result, path=settings['path']), 'dest': settings['path'],
+            'owner': settings['owner'], 'group': settings['group'], 'mode': settings['mode'],
+            'follow': False, 'backup': True}
+
+
+def load_args(path):
+    """The command that loads the file in sh, as a launch script does, and prints the environment."""
+    return {'argv': ['sh', '-c', LOAD_SCRIPT, 'sh', path]}
+
+
+def load_skipped(check_mode, written_changed):
+    """A dry run that would change the file does not load it: the file on the node is still the old one."""
+    return bool(check_mode and written_changed)
+
+
+def ports_read_args(devices, timeout):
+    """The hccn_info read of the PFC priorities and the DSCP map that HCCL_RDMA_SL and HCCL_RDMA_TC must match."""
+    out = {'queries': ['pfc', 'dscp_to_tc'], 'timeout': timeout}
+    if devices is not None:
+        out['devices'] = devices
+    return out
+
+
+def ports_to_check(check_ports, stage4_given, stage4_ports, read):
+    """The port settings HCCL_RDMA_SL/TC are checked against: None when the ports are not checked; the settings stage 4
+    of this run verified (or would set, in a dry run) when it gave them; else the hccn_info read of the node."""
+    if not check_ports:
+        return None
+    return stage4_ports if stage4_given else read
+
+
+def record_data(result, changed):
+    """The ``data`` of the node's record of stage 5: whether the file changed and what it holds."""
+    return {'changed': bool(changed), 'env': (result or {}).get('env') or []}
+
+
+def node_report(host, run_id, result, changed, findings):
+    """The per-node JSON report of stage 5 (``<run dir>/stage5-hccl_env/<node>.json``)."""
+    settings = result.get('file') or {}
+    return {'host': host, 'run': run_id, 'path': settings.get('path'), 'file': settings, 'changed': bool(changed),
+            'env': result.get('env'), 'algo': result.get('algo'), 'advice': result.get('advice'), 'findings': findings}

@@ -366,3 +366,164 @@ def aicore_stats(samples):
         variance = sum((value - mean) ** 2 for value in values) / len(values)
         stats[npu] = {'mean': round(mean, 2), 'variance': round(variance, 2), 'samples': len(values)}
     return stats
+
+
+# ---- what the stage action npuops.ascend.stage_numa decides (plugins/action/stage_numa.py) -----------------------
+
+# the tags of the parts of stage 6: --skip-tags with one of them leaves the part out, as when each part was a task of
+# its own (the record needs the findings, so a skipped record also leaves out the node's JSON report)
+PART_TAGS = {
+    'settings': ('numa_bind_validate',),
+    'host': ('numa_bind_host',),
+    'run_user': ('numa_bind_user', 'numa_bind_launcher'),
+    'layout_record': ('numa_bind_gate',),
+    'aicore': ('numa_bind_aicore',),
+    'governor': ('numa_bind_governor',),
+    'user': ('numa_bind_user', 'numa_bind_launcher'),
+    'launcher': ('numa_bind_launcher',),
+    'record': ('numa_bind_report', 'numa_bind_gate'),
+    'report': ('numa_bind_report', 'numa_bind_gate'),
+}
+
+
+def skipped_parts(skip_tags):
+    """The parts of stage 6 that ``--skip-tags`` leaves out, sorted."""
+    skip = set(skip_tags or ())
+    return sorted(part for part, tags in PART_TAGS.items() if skip & set(tags))
+
+
+def settings_failure(host, problems):
+    """The message that stops every node when the settings of stage 6 are not usable; None when they are."""
+    if not problems:
+        return None
+    return ('%s: the stage 6 settings are not usable (%d problem(s)), so nothing was changed on any node: %s'
+            % (host, len(problems), ' | '.join(problems)))
+
+
+def run_user_failure(plan):
+    """The message that stops every node when the run user may not be taken over; None when it may."""
+    problems = (plan or {}).get('problems') or []
+    if not problems:
+        return None
+    return '%s. Nothing was changed on any node.' % ' | '.join(problems)
+
+
+def getent_table(result, database):
+    """The table a getent module result holds (``getent_<database>``); None when the read failed or holds none."""
+    if not isinstance(result, Mapping) or result.get('failed'):
+        return None
+    return (result.get('ansible_facts') or {}).get('getent_%s' % database)
+
+
+def map_document(settings, binding):
+    """The binding map the launcher reads (the content of numa_bind_map_path), in the order it is written."""
+    return {
+        'managed_by': 'npuops.ascend (role numa_bind, stage 6)',
+        'method': settings['method'],
+        'run_user': settings['run_user'],
+        'visible_devices': bool(settings['visible_devices']),
+        'npus_per_node': _whole(settings['npus_per_node']),
+        'npus': binding,
+    }
+
+
+def map_dirs(map_path, launcher_path):
+    """The directories of the map and the launcher, each once, the map's first."""
+    out = []
+    for path in (map_path, launcher_path):
+        directory = path.rsplit('/', 1)[0] or '/'
+        if directory not in out:
+            out.append(directory)
+    return out
+
+
+def launcher_test_due(verify, check_mode, written):
+    """Whether the launcher test runs: when asked, except in check mode after a change it could not see (the user, the
+    map or the launcher would change, so the node does not have what the test would run)."""
+    if not verify:
+        return False
+    return not (check_mode and any(bool((result or {}).get('changed')) for result in written))
+
+
+def launcher_test_text(check):
+    """The record's ``launcher_test``: ``runs as <user>``, ``skipped`` or ``failed``."""
+    check = check if isinstance(check, Mapping) else {}
+    if check.get('rc', 1) == 0:
+        return 'runs as %s' % (check.get('stdout') or '').strip()
+    return 'skipped' if check.get('skipped') or 'rc' not in check else 'failed'
+
+
+def changed_parts(parts):
+    """The names of the parts (``[(name, result)]``) whose result says it changed, in their order."""
+    return [name for name, result in parts if isinstance(result, Mapping) and result.get('changed')]
+
+
+def _unique_values(mapping):
+    out = []
+    for value in (mapping or {}).values():
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def node_data(binding, results):
+    """The ``data`` of the node's record of stage 6: what the report of the PoD reads.
+
+    ``results`` holds the node's parts: ``governor``, ``host_info``, ``launcher_check``, ``user``, ``map``, ``launcher``
+    (results; ``{}`` when a part did not run), ``restored`` (numa_bind_restore's list) and ``aicore`` (``{}`` when not
+    sampled).
+    """
+    governor = results.get('governor') or {}
+    host_info = results.get('host_info') or {}
+    written = [results.get('map') or {}, results.get('launcher') or {}]
+    return {
+        'npus': binding,
+        'governor_before': _unique_values(governor.get('before')),
+        'governor_after': _unique_values(governor.get('after')),
+        'swappiness': host_info.get('swappiness', '-'),
+        'transparent_hugepage': host_info.get('transparent_hugepage', '-'),
+        'launcher_test': launcher_test_text(results.get('launcher_check')),
+        'changed': changed_parts([('user', results.get('user')), ('map', written[0]), ('launcher', written[1]),
+                                  ('governor', governor)]),
+        'undone': [item['path'] for item in results.get('restored') or []],
+        'backups': [result['backup_file'] for result in written if 'backup_file' in result],
+        'aicore': results.get('aicore') or {},
+    }
+
+
+def node_report(host, run_id, check_mode, settings, binding, results, findings):
+    """The node's report of stage 6 (``stage6-numa_bind/<node>.json``); ``results`` as for node_data."""
+    governor = results.get('governor') or {}
+    host_info = results.get('host_info') or {}
+    written = dict((kind, results.get(kind) or {}) for kind in ('user', 'map', 'launcher'))
+    check = results.get('launcher_check') or {}
+    return {
+        'host': host,
+        'run': run_id,
+        'check_mode': bool(check_mode),
+        'map_path': settings['map_path'],
+        'launcher_path': settings['launcher_path'],
+        'method': settings['method'],
+        'run_user': settings['run_user'],
+        'npus': binding,
+        'governor': {
+            'wanted': settings['governor'] if settings['governor_enabled'] else None,
+            'before': _unique_values(governor.get('before')),
+            'after': _unique_values(governor.get('after')),
+            'changed_cpus': governor.get('changed_cpus', ''),
+        },
+        'swappiness': host_info.get('swappiness'),
+        'transparent_hugepage': host_info.get('transparent_hugepage'),
+        'changed': {
+            'user': bool(written['user'].get('changed', False)),
+            'map': bool(written['map'].get('changed', False)),
+            'launcher': bool(written['launcher'].get('changed', False)),
+            'governor': bool(governor.get('changed', False)),
+        },
+        'launcher_check': check.get('stdout'),
+        'run_user_account': (results.get('run_user_plan') or {}).get('state'),
+        'backups': {'map': written['map'].get('backup_file'), 'launcher': written['launcher'].get('backup_file')},
+        'restored': results.get('restored') or [],
+        'aicore': results.get('aicore') or None,
+        'findings': findings,
+    }

@@ -384,3 +384,113 @@ def mindie_config_findings(result, settings, host, file_text=None, model_index=0
             out.append(finding(host, None, check, have.get(key), value, '%s holds %s = %s, not %s'
                                % (result.get('path'), key, short_repr(have.get(key)), short_repr(value))))
     return out
+
+
+# --- the stage action (npuops.ascend.stage_serving) ----------------------------------------------------------------
+
+def npu_mem_findings(host, decided):
+    """The findings of a node's npuMemSize decision (:func:`npu_mem_size_auto`): one failure when it could not be
+    decided."""
+    if not isinstance(decided, Mapping) or not decided.get('problem'):
+        return []
+    return [finding(host, None, 'npu_mem_size', None, 'npuMemSize', decided['problem'])]
+
+
+def settings_message(checks):
+    """The message that stops stage 7 when the variables of any node have problems, else None.
+
+    ``checks`` are the nodes' results of the check step in play order, each ``{host, problems}``."""
+    lines = []
+    for check in checks:
+        if isinstance(check, Mapping):
+            lines += mindie_config_problem_lines([check.get('problems'), check.get('host')])
+    if not lines:
+        return None
+    return ('The stage 7 settings are not usable (%d problem(s)), so nothing was written on any node: %s'
+            % (len(lines), ' | '.join(lines)))
+
+
+def npu_mem_message(checks):
+    """The message that stops stage 7 when the npuMemSize of any node could not be decided, else None."""
+    lines = []
+    for check in checks:
+        if isinstance(check, Mapping):
+            decided = check.get('npu_mem') or {}
+            lines += mindie_config_problem_lines([decided.get('problem') or '', check.get('host')])
+    if not lines:
+        return None
+    return 'Stage 7 stopped before anything was written on any node: %s' % ' | '.join(lines)
+
+
+def effective_settings(settings, npu_mem_size, decided=None):
+    """The MindIE settings written to config.json: ``settings`` and npuMemSize - none added when
+    ``npu_mem_size`` is null or empty, the decided value with ``auto``, else the number given."""
+    out = dict(settings or {})
+    if npu_mem_size in (None, ''):
+        return out
+    if npu_mem_size == 'auto':
+        out['npuMemSize'] = (decided or {}).get('npuMemSize')
+    else:
+        out['npuMemSize'] = _whole(npu_mem_size)
+    return out
+
+
+def _whole(value):
+    """A whole number the way Jinja's int filter reads it (a number's text, a float cut down), 0 when it is none."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return 0
+
+
+def bench_model(model, settings):
+    """The served model name the load sweep asks for: ``model``, else modelName of the settings (none there: '')."""
+    return model or (settings or {}).get('modelName', '')
+
+
+def bench_findings(host, endpoint, result):
+    """A warning when the load sweep reached nothing (its result has no levels)."""
+    if not isinstance(result, Mapping) or 'levels' in result:
+        return []
+    return [finding(host, None, 'serving_bench', None, 'answers', 'the load sweep of %s failed: %s'
+                    % (endpoint, result.get('msg', '?')), severity='warn')]
+
+
+def secrets_message(path, names, changed, check_mode):
+    """What the run says of the secrets file of a vLLM launch: its path, the names of the secrets and whether it was
+    written; never a value."""
+    what = 'unchanged' if not changed else 'would be written' if check_mode else 'was written'
+    return '%s %s: %s (the values are never shown)' % (path, what, ', '.join('%s=%s' % (name, REDACTED) for name in names))
+
+
+def report_entry(host, run_id, values, effective=None, result=None, npu_mem=None, launch=None, findings=None,
+                 sweep=None):
+    """The serving configuration of one node: the content of ``<node>.json`` of the stage report and the ``data`` of
+    its record (which the report of the PoD reads). No secret: the vLLM argv has none, the environment's secret values
+    read <redacted>."""
+    engine = values.get('engine')
+    if engine == 'mindie':
+        path = values.get('path')
+    elif engine == 'vllm':
+        path = '%s/vllm-%s.sh' % (values.get('vllm_dir'), values.get('service'))
+    else:
+        path = None
+    result = result if isinstance(result, Mapping) else {}
+    return {
+        'host': host,
+        'run': run_id,
+        'engine': engine,
+        'service': values.get('service'),
+        'file': path,
+        'settings': dict(effective or {}),
+        'changes': result.get('changes', []),
+        'backup_file': result.get('backup_file'),
+        'npu_mem_size': npu_mem,
+        'vllm_argv': (launch or {}).get('argv'),
+        'vllm_env': (launch or {}).get('env_redacted'),
+        'findings': list(findings or []),
+        'load_sweep': sweep.get('levels') if isinstance(sweep, Mapping) else None,
+    }

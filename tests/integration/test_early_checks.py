@@ -149,7 +149,7 @@ def test_the_settings_of_a_stage_outside_the_tags_are_not_read(pod):
     before = pod.snapshot()
     rc, out = pod.playbook(SITE, {"hccl_env_mode": "0666"}, ["--tags", "stage0", "--check"])
     assert rc == 0, out[-3000:]
-    for task in ("Read what is at the file's path on this node", "Read the run user's account"):
+    for task in ("Read what is at the file's path on this node", "Check the NUMA binding settings and the run user"):
         section = out.split(task, 1)[1].split("TASK [", 1)[0]
         assert "skipping: [node01]" in section and "ok: [node01]" not in section, task + section
     assert pod.snapshot() == before

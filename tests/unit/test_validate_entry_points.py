@@ -135,14 +135,37 @@ def test_the_early_imports_do_not_check_the_options_again():
 
 
 def test_the_run_user_of_stage_6_is_checked_before_the_first_change():
+    # one task per node: the validate entry point checks the settings and, told so, the run user - when stage 6 runs
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
-    wanted = {"name": "npuops.ascend.numa_bind", "tasks_from": "run_user", "rolespec_validate": False}
+    wanted = {"name": "npuops.ascend.numa_bind", "tasks_from": "validate", "rolespec_validate": False}
     tasks = [task for task in plays[0]["tasks"][1:] if task["ansible.builtin.import_role"] == wanted]
     assert len(tasks) == 1
-    assert any("'stage6' in ansible_run_tags" in condition for condition in tasks[0]["when"].split(" or ")), tasks[0]
+    assert tasks[0]["vars"]["numa_bind_validate_run_user"] is True, tasks[0]
+    condition = tasks[0]["vars"]["numa_bind_validate_settings"]
+    assert any("'stage6' in ansible_run_tags" in part for part in condition.split(" or ")), tasks[0]
+    validate = _load("roles", "numa_bind", "tasks", "validate.yml")
+    assert len(validate) == 1 and validate[0]["when"] == "numa_bind_validate_settings | bool", validate
+    check = validate[0]["npuops.ascend.stage_numa"]
+    assert check["step"] == "check" and check["check_run_user"] == "{{ numa_bind_validate_run_user | bool }}", check
+    assert "check_settings" not in check, check  # the settings are always checked there
+    # the run_user entry point still makes the run user check alone
+    run_user = _load("roles", "numa_bind", "tasks", "run_user.yml")
+    assert len(run_user) == 1 and run_user[0]["npuops.ascend.stage_numa"]["step"] == "check", run_user
 
 
-@pytest.mark.parametrize("role", ["hccl_env", "numa_bind", "mindie_config"])
+def test_stage_6_always_checks_its_own_settings():
+    # the stage's first task on each node is the read step of npuops.ascend.stage_numa, which checks the settings
+    # whatever it is told (tests/unit/plugins/action/test_stage_numa.py), before it reads or changes anything
+    tasks = _load("roles", "numa_bind", "tasks", "main.yml")
+    steps = [task for task in tasks if "npuops.ascend.stage_numa" in task]
+    assert [task["npuops.ascend.stage_numa"]["step"] for task in steps] == ["read", "node"], steps
+    assert "check_settings" not in steps[0]["npuops.ascend.stage_numa"] and steps[0]["any_errors_fatal"] is True
+    assert tasks.index(steps[0]) == 1, "the read step comes right after the run's directory"
+    validate = _load("roles", "numa_bind", "tasks", "validate.yml")
+    assert len(validate) == 1 and validate[0]["when"] == "numa_bind_validate_settings | bool", validate
+
+
+@pytest.mark.parametrize("role", ["hccl_env", "mindie_config"])
 def test_a_stage_always_checks_its_own_settings(role):
     # the stage's main imports its validate tasks with <role>_validate_settings true, whatever the early play said
     tasks = _load("roles", role, "tasks", "main.yml")

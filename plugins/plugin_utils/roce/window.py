@@ -4,21 +4,14 @@
 """The stage 4 change window told truthfully: what each node of a stopped batch is now, the message that stops the
 window, the stage 4 results of every node for the summary, the batch size check and the rollback's message.
 
-The filters roce_window_stop, roce_batch_problems and roce_rollback_message (their documentation
-is in plugins/filter/<name>.yml). Controller side only.
+The filters roce_batch_problems and roce_rollback_message (their documentation is in plugins/filter/<name>.yml).
+Controller side only.
 
-What a node of a batch is, from the variables the role registers on it (``hostvars``):
-
-- ``roce_lossless_failure`` (``{task, msg, stage}``): set by the role when a task failed on the node; ``stage`` is
-  ``before`` (the precheck, the plan, or anything before the first set) or ``change`` (the set, the jumbo ping, the
-  verification);
-- the set steps (:data:`STEPS`), whose ``changed_devices`` are what the node changed, and the other tasks that
-  connect to the node (:data:`BEFORE_TASKS`, :data:`AFTER_TASKS`): a result with ``unreachable`` means that the
-  connection broke there (the role runs them with ``ignore_unreachable``);
-- ``roce_lossless_restore``: the restore from the restore point after a failure in the batch;
-- ``roce_lossless_backup_file`` (the restore point the set wrote) and ``roce_lossless_backup_planned`` (its path,
-  chosen on the controller before the set, known also when the connection broke during the set);
-- ``roce_lossless_done``: verified, in this or an earlier batch.
+What a node of a batch is comes from its stage 4 record only (plugins/plugin_utils/roce/record.py, built by
+npuops.ascend.stage_roce, which calls :func:`window_stop_records` with step ``stop``; :func:`record_state` tells one
+node): its changed NPUs, its restore point (the file its set wrote, or the path chosen before the set), its failure
+(with the phase where the connection broke, when it did), the restore after a failure in the batch, and whether it
+is done (verified, in this or an earlier batch).
 """
 
 from __future__ import annotations
@@ -28,17 +21,14 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-STEPS = ('roce_lossless_step_all', 'roce_lossless_step_address', 'roce_lossless_step_mtu', 'roce_lossless_step_pfc',
-         'roce_lossless_step_dscp')
-# tasks that connect to the node before its first set (the restore point of the stepwise change sets nothing)
-BEFORE_TASKS = ('roce_lossless_precheck_health', 'roce_lossless_plan', 'roce_lossless_restore_point')
-# tasks that connect to the node after its set: the jumbo ping, the read-back, the first read of the pause counters
-AFTER_TASKS = ('roce_lossless_ping', 'roce_lossless_after_read', 'roce_lossless_pfc_first')
+# the phases of a node's stage 4 record (record.py) during and after its set
+DURING = ('set', 'address', 'mtu', 'pfc', 'dscp_to_tc')
+AFTER = ('ping', 'read_back', 'pfc_first')
 
 ROLLBACK = 'playbooks/rollback.yml -l %s -e roce_lossless_rollback_file=%s'
 LINK_HINT = 'check the cable, the optical module and the switch port'
 
-# the states of a node of a stopped window (roce_window_stop's nodes.<host>.state)
+# the states of a node of a stopped window (nodes.<host>.state of window_stop_records)
 DONE = 'done'                  # changed and verified in an earlier batch, kept
 UNTOUCHED = 'untouched'        # outside the batch and not done: the window stopped before it
 UNCHANGED = 'unchanged'        # in the batch, nothing was set on it
@@ -46,18 +36,6 @@ RESTORED = 'restored'          # changed, then every value set back from its res
 LINK_DOWN = 'restored-link-down'  # values set back and read back, but a link stays down
 NOT_RESTORED = 'not-restored'  # changed and still changed: restore by hand
 LOST = 'lost'                  # the connection broke during or after its change: may be changed
-
-
-def var(hostvars, host, name):
-    """A variable of a node, or None when the node or the variable is missing or its template fails."""
-    try:
-        node = hostvars[host]
-    except (KeyError, TypeError):
-        return None
-    try:
-        return node[name] if name in node else None
-    except Exception:  # pylint: disable=broad-except  # an undefined or failing template is "not set" here
-        return None
 
 
 def ranges(devices):
@@ -78,59 +56,57 @@ def short_text(text):
     return text.rstrip('. ') or 'no answer'
 
 
-def _first_unreachable(hostvars, host, names):
-    for name in names:
-        result = var(hostvars, host, name)
-        if _unreachable(result):
-            return name, result
+def lost_at(record):
+    """``(phase, reason)`` where the connection to the node broke, ``(None, None)`` when it did not."""
+    record = record if isinstance(record, Mapping) else {}
+    failure = record.get('failure') if isinstance(record.get('failure'), Mapping) else {}
+    if failure.get('lost'):
+        return failure.get('phase'), failure.get('reason')
     return None, None
 
 
-def node_state(hostvars, host, restore_enabled=True):
-    """What a node of a stopped batch is now: ``{host, state, failed, changed, restore_point, text}``.
+def _backup(record):
+    point = record.get('restore_point') if isinstance(record.get('restore_point'), Mapping) else {}
+    return point.get('file') or point.get('planned')
+
+
+def record_state(record, host, restore_enabled=True):
+    """What a node of a stopped batch is now, from its stage 4 record: ``{host, state, failed, changed, restore_point,
+    text}``.
 
     ``failed`` is true for a node that needs the operator (its change failed, it was lost, or it is still changed);
     ``text`` is one sentence that starts with the node's name.
     """
-    changed = []
-    for step in STEPS:
-        result = var(hostvars, host, step)
-        if isinstance(result, Mapping):
-            changed.extend(result.get('changed_devices') or [])
-    backup = var(hostvars, host, 'roce_lossless_backup_file') or var(hostvars, host, 'roce_lossless_backup_planned')
-    failure = var(hostvars, host, 'roce_lossless_failure')
-    out = {'host': host, 'changed': sorted(set(changed)), 'restore_point': backup, 'failed': bool(failure)}
+    record = record if isinstance(record, Mapping) else {}
+    changed = sorted(set(record.get('changed_devices') or []))
+    backup = _backup(record)
+    failure = record.get('failure')
+    out = {'host': host, 'changed': changed, 'restore_point': backup, 'failed': bool(failure)}
     devices = 'changed NPU %s; ' % ranges(changed) if changed else ''
     back = ROLLBACK % (host, backup)
 
-    during, result = _first_unreachable(hostvars, host, STEPS)
-    after = None
-    if during is None:
-        after, result = _first_unreachable(hostvars, host, AFTER_TASKS)
-    before = None
-    if during is None and after is None:
-        before, result = _first_unreachable(hostvars, host, BEFORE_TASKS)
-    if during is not None:
+    phase, reason = lost_at(record)
+    if phase in DURING:
         out.update(state=LOST, failed=True, text=(
             '%s: lost during its change (the connection broke: %s): %sits NPU ports MAY BE CHANGED (hccn_config goes on '
             'on the node when the connection breaks) and were neither verified nor restored; restore point %s (written '
             'before the first set: if it is missing, nothing was set). When %s answers again, run the window again (a '
             'node that already matches changes nothing) or put it back with %s'
-            % (host, short_text(result.get('msg')), devices, backup, host, back)))
+            % (host, short_text(reason), devices, backup, host, back)))
         return out
-    if after is not None:
+    if phase in AFTER:
         out.update(state=LOST if changed else UNCHANGED, failed=True, text=(
             '%s: %slost after its change (the connection broke: %s), so it was neither verified nor restored; restore '
             'point %s. When %s answers again, run the window again or put it back with %s'
-            % (host, devices or 'nothing was changed on it; ', short_text(result.get('msg')), backup, host, back)
-            if changed else '%s: lost (the connection broke: %s); nothing was set on it' % (host, short_text(result.get('msg')))))
+            % (host, devices or 'nothing was changed on it; ', short_text(reason), backup, host, back)
+            if changed else '%s: lost (the connection broke: %s); nothing was set on it' % (host, short_text(reason))))
         return out
-    if before is not None:
+    if phase is not None:
         out.update(state=UNCHANGED, failed=True, text='%s: could not be reached before its change (%s); nothing was set on it'
-                   % (host, short_text(result.get('msg'))))
+                   % (host, short_text(reason)))
         return out
 
-    restore = var(hostvars, host, 'roce_lossless_restore')
+    restore = record.get('restore')
     if isinstance(restore, Mapping) and not restore.get('skipped'):
         failed_devices = restore.get('failed_devices') or []
         link_down = restore.get('link_down_devices') or []
@@ -162,20 +138,27 @@ def node_state(hostvars, host, restore_enabled=True):
     return out
 
 
-def window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
-    """``{message, nodes: {host: state}}`` of a stopped batch; see roce_window_stop.yml."""
+def window_stop_records(batch, records, all_hosts=None, restore_enabled=True):
+    """``{message, nodes: {host: state}}`` of a stopped batch from the stage 4 records of the nodes (``{host:
+    record}``; a node of an earlier batch is done when its record says so)."""
     batch = list(batch or [])
+    records = records if isinstance(records, Mapping) else {}
+
+    def record_of(host):
+        found = records.get(host)
+        return found if isinstance(found, Mapping) else {}
+
     nodes = {}
     heads, refused = [], {}
     for host in batch:
-        state = node_state(hostvars, host, restore_enabled)
+        state = record_state(record_of(host), host, restore_enabled)
         nodes[host] = state
-        failure = var(hostvars, host, 'roce_lossless_failure')
+        failure = record_of(host).get('failure')
         if not isinstance(failure, Mapping):
             continue
         if state['state'] == LOST:
             heads.append('the connection to %s broke %s its change' % (
-                host, 'during' if _first_unreachable(hostvars, host, STEPS)[0] else 'after'))
+                host, 'during' if lost_at(record_of(host))[0] in DURING else 'after'))
         elif failure.get('stage') == 'before':
             refused.setdefault(short_text(failure.get('msg')), []).append(host)
         else:
@@ -188,7 +171,7 @@ def window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
     changed = [h for h in batch if nodes[h]['changed'] and nodes[h]['state'] != LOST]
     restored = [h for h in batch if nodes[h]['state'] == RESTORED]
     restored += ['%s (values; the link of NPU %s is still not UP)' % (
-        h, ranges((var(hostvars, h, 'roce_lossless_restore') or {}).get('link_down_devices') or []))
+        h, ranges((record_of(h).get('restore') or {}).get('link_down_devices') or []))
         for h in batch if nodes[h]['state'] == LINK_DOWN]
     lost = [h for h in batch if nodes[h]['state'] == LOST]
     by_hand = [h for h in batch if nodes[h]['state'] == NOT_RESTORED]
@@ -200,12 +183,12 @@ def window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
     lines.append(summary)
 
     others = [h for h in (all_hosts or []) if h not in batch]
-    done = [h for h in others if var(hostvars, h, 'roce_lossless_done')]
+    done = [h for h in others if record_of(h).get('done')]
     untouched = [h for h in others if h not in done]
     for host in done:
         nodes[host] = {'host': host, 'state': DONE, 'failed': False, 'changed': [], 'text': '%s: changed and verified in an '
                        'earlier batch (kept); the window stopped before the cross-node check of stage 4' % host,
-                       'restore_point': var(hostvars, host, 'roce_lossless_backup_file')}
+                       'restore_point': (record_of(host).get('restore_point') or {}).get('file')}
     for host in untouched:
         nodes[host] = {'host': host, 'state': UNTOUCHED, 'failed': False, 'changed': [], 'restore_point': None,
                        'text': '%s: not touched: the window stopped before its batch' % host}
@@ -217,26 +200,8 @@ def window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
     return {'message': ' '.join(lines), 'nodes': dict((h, nodes[h]) for h in order)}
 
 
-def roce_window_stop(batch, hostvars, all_hosts=None, restore_enabled=True):
-    """``{message, nodes, results}`` of a stopped batch of the change window."""
-    if not isinstance(batch, (list, tuple)):
-        raise AnsibleFilterError('roce_window_stop: the input must be the list of the nodes of the batch, got %r' % (batch,))
-    if not hasattr(hostvars, '__getitem__'):
-        raise AnsibleFilterError('roce_window_stop: hostvars must be the hostvars mapping, got %s' % type(hostvars).__name__)
-    stop = window_stop(batch, hostvars, all_hosts, restore_enabled)
-    stop['results'] = stop_results(stop)
-    return stop
-
-
-def roce_batch_outcome(batch, hostvars, all_hosts=None, restore_enabled=True):
-    """The message that stops a change window after a failed batch (the message of :func:`window_stop`): what failed,
-    what changed, what was restored, what may be changed (a node lost during its change), and which nodes were not
-    touched."""
-    return window_stop(batch, hostvars, all_hosts, restore_enabled)['message']
-
-
 def stop_results(stop):
-    """``{host: {stage4: gate result}}`` of a :func:`window_stop` for the run's summary: ``failed`` for the nodes that
+    """``{host: {stage4: gate result}}`` of a :func:`window_stop_records` for the run's summary: ``failed`` for the nodes that
     need the operator, ``stopped`` for the others, with the node's sentence."""
     out = {}
     for host, node in ((stop or {}).get('nodes') or {}).items():

@@ -6,8 +6,7 @@ advertises in LLDP, and what the NPU port's counters say the switch does (PFC fr
 priority, no CNP under load).
 
 Findings have the shape of :mod:`findings` plus ``switch`` and ``switch_port`` (the LLDP
-neighbour of the NPU port, null when none was seen). The filters switch_port_findings,
-switch_pfc_findings and switch_ecn_findings publish these functions.
+neighbour of the NPU port, null when none was seen). The action npuops.ascend.stage_roce runs these checks.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def worker(mode, name):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("name", ["switch_port_findings", "summary_lines"])
+@pytest.mark.parametrize("name", ["switch_config", "summary_lines"])
 def test_without_the_callback_every_worker_imports_the_filter_files(name):
     result = worker("none", name)
     assert result["found"]
@@ -63,7 +63,7 @@ def test_without_the_callback_every_worker_imports_the_filter_files(name):
     assert len(result["imported"]) >= 2, result
 
 
-@pytest.mark.parametrize("name", ["switch_port_findings", "summary_lines", "findings_text"])
+@pytest.mark.parametrize("name", ["switch_config", "summary_lines", "findings_text"])
 def test_with_the_callback_a_worker_imports_no_filter_file(name):
     result = worker("callback", name)
     assert result["found"]

@@ -3,6 +3,7 @@ names, and each filter has its documentation (plugins/filter/<name>.yml)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import yaml
@@ -26,3 +27,16 @@ def assert_published(filter_file, expected):
     assert filter_file.FilterModule().filters() == expected
     for name in expected:
         assert_documented(name)
+
+
+def assert_not_published(names):
+    """No filter file publishes any of ``names`` (functions of plugins/plugin_utils that only the collection's actions
+    call), and none has a filter documentation file."""
+    published = set()
+    for entry in sorted(os.listdir(FILTERS)):
+        if not entry.endswith('.py') or entry == '__init__.py':
+            continue
+        module = importlib.import_module('ansible_collections.npuops.ascend.plugins.filter.' + entry[:-3])
+        published.update(module.FilterModule().filters())
+    assert sorted(published & set(names)) == []
+    assert [name for name in names if os.path.exists(os.path.join(FILTERS, name + '.yml'))] == []

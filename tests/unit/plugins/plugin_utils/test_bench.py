@@ -628,3 +628,81 @@ def test_the_launch_text_names_the_run_user():
     assert launch_text(benchmark_launch(CONFIG)).startswith('`/usr/local/sbin/npu-sim train --steps 50` on node01 as the '
                                                             'connection user, without a launcher')
     assert launch_text(None) == 'not recorded'
+
+
+# ---- what stage 3's node task keeps of the benchmark (stage_bench) --------------------------------------------------
+
+def test_bench_applies_from_the_link_stage_0_read_else_the_declared_family():
+    assert perf.bench_applies('HCCS') is True and perf.bench_applies('HCCS', hccs=False) is True
+    assert perf.bench_applies('PCIe') is False and perf.bench_applies('PCIe', hccs=True) is False
+    assert perf.bench_applies('', hccs=False) is False and perf.bench_applies(None) is True
+
+
+def test_kept_result_is_what_failed_when_false_registers(bench):
+    broken = bench(output='', rc=127, err='mpirun: error while loading shared libraries')
+    kept = perf.kept_result(dict(broken.result, failed=True, _ansible_no_log=False, warnings=['w'], deprecations=[]))
+    assert kept['failed'] is False and kept['failed_when_result'] is False and '_ansible_no_log' not in kept
+    assert 'warnings' not in kept and 'deprecations' not in kept
+    assert kept['msg'] == broken.result['msg']
+    assert perf.kept_result({'stdout': 'a\nb', 'stderr': None}) == {
+        'stdout': 'a\nb', 'stdout_lines': ['a', 'b'], 'stderr': None, 'stderr_lines': [], 'failed': False,
+        'failed_when_result': False}
+    assert perf.kept_result({'stdout_lines': ['kept'], 'stdout': 'x'})['stdout_lines'] == ['kept']
+    # the error of a failed module is kept as text under the name Ansible gives it
+    kept = perf.kept_result({'failed': True, 'msg': 'torchrun not found', 'exception': 'Traceback: ...'})
+    assert kept['failed_when_suppressed_exception'] == 'Traceback: ...' and 'exception' not in kept
+    kept = perf.kept_result({'failed': True, 'msg': 'torchrun not found', 'exception': object()})
+    assert isinstance(kept['failed_when_suppressed_exception'], str)
+    # a result the module skipped (check mode): failed_when is not evaluated on it
+    assert perf.kept_result({'changed': False, 'skipped': True, 'msg': 'm'}) == {
+        'changed': False, 'skipped': True, 'msg': 'm', 'failed': False}
+
+
+def test_bench_record_data_keeps_the_figures_and_whether_it_measured(bench):
+    result = bench(output=HCCL_TABLE, fail_below_band=False).result
+    assert perf.bench_record_data(result) == {'peak_busbw_gb_s': 41.584, 'peak_size_bytes': 67108864, 'ranks': 8,
+                                              'below_band': True, 'msg': result['msg'], 'measured': True}
+    assert 'rows' in result and 'rows' not in perf.bench_record_data(result)
+    assert perf.bench_record_data(perf.NOT_APPLYING) == {'skipped': True, 'measured': False}
+    assert perf.bench_record_data({'msg': 'no mpirun'}) == {'msg': 'no mpirun', 'measured': False}
+    assert perf.bench_record_data(None) == {'measured': False}
+
+
+def test_bench_report_adds_the_node_the_run_and_the_findings():
+    source = {'changed': False, 'peak_busbw_gb_s': 137.0, 'host': 'old'}
+    expected = {'changed': False, 'peak_busbw_gb_s': 137.0, 'host': H, 'run': 'R1', 'findings': []}
+    assert perf.bench_report(source, H, 'R1', ()) == expected
+    assert source['host'] == 'old'
+
+
+def test_registered_keeps_failed_and_the_lines():
+    assert perf.registered({'changed': False, 'driver': '23.0.7', 'warnings': ['w']}) == {
+        'changed': False, 'driver': '23.0.7', 'failed': False}
+    assert perf.registered({'failed': True, 'msg': 'x'})['failed'] is True
+
+
+# ---- stage 1's snapshot of a node (stage_baseline) -----------------------------------------------------------------
+
+def test_snapshot_problem_names_each_part_in_the_words_of_its_tool():
+    assert perf.snapshot_problem({'failed_parts': []}, 'node02') is None
+    read = {'failed_parts': ['npu', 'ports'], 'npu': {'msg': 'node02: npu-smi not found'}, 'ports': {'failed': True}}
+    assert perf.snapshot_problem(read, 'node02') == (
+        'Stage 1 could not read node02 for its snapshot: node02: npu-smi not found | not read')
+    # a result without failed_parts stands for the NPUs and the ports
+    assert perf.snapshot_problem({'msg': 'gone'}, 'node02') == 'Stage 1 could not read node02 for its snapshot: not read | not read'
+    assert perf.snapshot_problem(None, 'n') == 'Stage 1 could not read n for its snapshot: not read | not read'
+
+
+def test_snapshot_document_keeps_the_port_configuration_only():
+    read = {'npu': {'count': 8}, 'ports': {'devices': {}, 'config': [{'device': 0}]}, 'failed_parts': []}
+    assert perf.snapshot_document(read, {'driver': 'd'}, 'node01', 'R1') == {
+        'host': 'node01', 'run': 'R1', 'npu': {'count': 8}, 'ports': [{'device': 0}], 'stack': {'driver': 'd'}}
+    assert perf.snapshot_document({'npu': {}, 'ports': {'skipped': True}}, {}, 'n', 'R1')['ports'] == []
+    assert perf.snapshot_document({'npu': {}}, {}, 'n', 'R1')['ports'] == []
+
+
+def test_chip_names_from_the_snapshot_then_stage_0_each_once():
+    npu = {'summary': {'product': {'chip_names': ['910B3', '910B4']}}}
+    assert perf.chip_names(npu, ['910B4', '910B1']) == ['910B3', '910B4', '910B1']
+    assert perf.chip_names(None, ['910B2']) == ['910B2']
+    assert perf.chip_names({'summary': {'product': None}}) == []

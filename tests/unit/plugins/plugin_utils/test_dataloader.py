@@ -84,7 +84,95 @@ def test_the_role_advises_from_the_numa_node():
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
     with open(os.path.join(repo, 'roles', 'io_check', 'templates', 'io_check.md.j2'), encoding='utf-8') as handle:
         template = handle.read()
-    with open(os.path.join(repo, 'roles', 'io_check', 'tasks', 'measure.yml'), encoding='utf-8') as handle:
-        tasks = handle.read()
-    # the arithmetic is the filter's; the template only shows its result
-    assert 'npuops.ascend.dataloader_advice' in tasks and '//' not in template and 'io_check_dataloader' in template
+    with open(os.path.join(repo, 'plugins', 'action', 'stage_io.py'), encoding='utf-8') as handle:
+        action = handle.read()
+    # the arithmetic is the filter's function (the node's task of stage 8 runs it); the template only shows its result
+    assert 'dataloader.dataloader_advice(' in action and '//' not in template and '.dataloader' in template
+
+
+# ---- io_findings, the record and the report of a node (stage 8) ----------------------------------------------------
+
+def io_read(**parts):
+    """An io_info result in the module's shape: a clean node unless a part is given."""
+    out = {'changed': False, 'cpus': 192, 'errors': [],
+           'shm': {'path': '/dev/shm', 'mounted': True, 'size_mb': 1024.0, 'used_pct': 0.0, 'free_mb': 1024.0},
+           'iostat': {'samples': 2, 'iowait_mean_pct': 0.25, 'iowait_max_pct': 0.5},
+           'vmstat': {'samples': 2, 'wa_mean_pct': 0, 'wa_max_pct': 0},
+           'fio': {'ran': False, 'skipped': 'no fio_file given', 'read_bw_mb_s': None, 'file': None}}
+    out.update(parts)
+    return out
+
+
+def io_findings(io, **limits):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.dataloader import io_findings as decide  # pylint: disable=import-outside-toplevel
+    return decide(io, 'node01', **limits)
+
+
+def test_a_clean_node_has_no_io_finding():
+    assert io_findings(io_read()) == []
+
+
+def test_each_io_limit_is_a_finding_with_the_value_and_the_limit_as_given():
+    found = io_findings(io_read(
+        shm={'path': '/dev/shm', 'mounted': True, 'size_mb': 512.0, 'used_pct': 100.0, 'free_mb': 0.0},
+        iostat={'samples': 2, 'iowait_mean_pct': 20.5, 'iowait_max_pct': 22.0},
+        vmstat={'samples': 2, 'wa_mean_pct': 19.5, 'wa_max_pct': 21},
+        fio={'ran': True, 'read_bw_mb_s': 80.5, 'file': '/data/fio.test'},
+        errors=[{'msg': 'iostat printed no CPU line'}]), fio_min_mb_s=100)
+    assert [(f['check'], f['value'], f['expected'], f['severity']) for f in found] == [
+        ('shm_size', 512.0, 1024.0, 'fail'), ('shm_used', 100.0, 90.0, 'fail'), ('iowait', 20.5, 5.0, 'fail'),
+        ('wa', 19.5, 2.0, 'fail'), ('fio_read', 80.5, 100.0, 'warn'), ('io_info', None, None, 'warn')]
+    assert [f['msg'] for f in found] == [
+        'node01: /dev/shm is 512.0 MB, below the minimum of 1 GB (1024.0 MB)',
+        'node01: /dev/shm is 100.0 % used (0.0 MB free), above the limit of 90 %',
+        'node01: iowait 20.5 % (mean of 2 samples, max 22.0 %) is not under the limit of 5 %',
+        'node01: vmstat wa 19.5 % (mean of 2 samples, max 21 %) is above the limit of 2 %',
+        'node01: fio sequential read 80.5 MB/s on /data/fio.test is below 100 MB/s',
+        'node01: iostat printed no CPU line']
+    assert all(f['host'] == 'node01' and f['device'] is None for f in found)
+    # the limits' text as the role's variables give them; the comparisons as numbers
+    assert io_findings(io_read(shm={'path': '/dev/shm', 'mounted': True, 'size_mb': 1024.0, 'used_pct': 1.0,
+                                    'free_mb': 1.0}), shm_min_gb='1.5')[0]['msg'] == (
+        'node01: /dev/shm is 1024.0 MB, below the minimum of 1.5 GB (1536.0 MB)')
+    # iowait at the limit fails (must be under it), wa at the limit passes (must not exceed it)
+    edge = io_read(iostat={'samples': 2, 'iowait_mean_pct': 5.0, 'iowait_max_pct': 5.0},
+                   vmstat={'samples': 2, 'wa_mean_pct': 2.0, 'wa_max_pct': 2.0})
+    assert [f['check'] for f in io_findings(edge)] == ['iowait']
+    # fio without a minimum only reports its bandwidth
+    assert io_findings(io_read(fio={'ran': True, 'read_bw_mb_s': 1.0, 'file': '/x'})) == []
+
+
+def test_an_unmounted_shm_and_tools_that_did_not_measure():
+    found = io_findings(io_read(shm={'path': '/dev/shm', 'mounted': False, 'size_mb': None, 'used_pct': None,
+                                     'free_mb': None},
+                                iostat={'samples': 0, 'iowait_mean_pct': None, 'iowait_max_pct': None},
+                                vmstat={'samples': 0, 'wa_mean_pct': None, 'wa_max_pct': None}))
+    assert [(f['check'], f['value'], f['expected'], f['severity'], f['msg']) for f in found] == [
+        ('shm_mounted', False, True, 'fail',
+         'node01: /dev/shm is not mounted (expected a tmpfs of at least 1 GB for the DataLoader workers)'),
+        ('iowait', None, 5.0, 'warn', 'node01: iowait not measured (iostat, package sysstat, missing or failed)'),
+        ('wa', None, 2.0, 'warn', 'node01: vmstat wa not measured (vmstat, package procps, missing or failed)')]
+
+
+def test_io_info_that_did_not_measure_is_one_failure():
+    assert io_findings({'failed': False, 'msg': 'node01: df not found'}) == [{
+        'host': 'node01', 'device': None, 'check': 'io_info', 'value': None, 'expected': 'a measurement',
+        'severity': 'fail', 'msg': 'node01: io_info failed: node01: df not found'}]
+    assert io_findings(None)[0]['msg'] == 'node01: io_info failed: no result'
+
+
+def test_the_record_and_the_report_of_a_node():
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import dataloader  # pylint: disable=import-outside-toplevel
+    io = io_read()
+    data = dataloader.io_record_data(dict(io, failed=False, msg='measured'), {'workers': 8})
+    assert data == {'io': dict((key, io[key]) for key in ('shm', 'vmstat', 'iostat', 'fio', 'cpus')),
+                    'dataloader': {'workers': 8}}
+    assert dataloader.io_record_data(None, None) == {'io': {}, 'dataloader': None}
+    report = dataloader.io_report(io, {'workers': 8}, [], 'node01', 'R1', False, ['w'])
+    assert report == {'host': 'node01', 'run': 'R1', 'check_mode': False, 'shm': io['shm'], 'vmstat': io['vmstat'],
+                      'iostat': io['iostat'], 'fio': io['fio'], 'cpus': 192, 'dataloader': {'workers': 8},
+                      'warnings': ['w'], 'findings': []}
+    assert dataloader.io_report({}, None, [], 'node01', 'R1', True)['shm'] is None
+    assert dataloader.shm_for_advice(io) == 1024.0
+    assert dataloader.shm_for_advice(io_read(shm={'mounted': False, 'size_mb': 1024.0})) is None
+    assert dataloader.shm_for_advice({}) is None

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env as hccl_env_module
 from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_rules
 from ansible_collections.npuops.ascend.plugins.plugin_utils.hccl_env import (
     hccl_env,
@@ -1080,3 +1081,71 @@ def test_hccl_env_ports_that_could_not_be_read_are_a_warning():
 @pytest.mark.parametrize('ports', [None, SKIPPED, []])
 def test_hccl_env_ports_not_read_on_purpose_are_no_finding(ports):
     assert hccl_env_findings(HCCL_RESULT, H, LOADED, ports, HCCL_INTENT) == []
+
+
+# ---- the decisions of the stage 5 action (npuops.ascend.stage_hccl_env) --------------------------------------------
+
+def test_the_reads_of_the_files_path_do_not_follow_a_link_and_only_a_group_other_than_root_is_looked_up():
+    assert hccl_env_module.stat_args('/etc/profile.d/x.sh', False) == {
+        'path': '/etc/profile.d/x.sh', 'follow': False, 'get_checksum': False, 'get_mime': False,
+        'get_attributes': False}
+    assert hccl_env_module.stat_args('/etc/profile.d', True)['follow'] is True
+    assert hccl_env_module.group_lookup_args('root') is None and hccl_env_module.group_lookup_args('0') is None
+    assert hccl_env_module.group_lookup_args('daemon') == {'database': 'group', 'key': 'daemon', 'fail_key': False}
+
+
+def test_the_check_result_says_whether_the_settings_were_usable():
+    result = hccl_env(VALUES, CONTEXT, FILE)
+    out = hccl_env_module.check_result(result, True)
+    assert out['settings_usable'] is True and out['env'] == result['env'] and 'settings_usable' not in result
+    assert hccl_env_module.check_result({'problems': [{'problem': 'x'}]}, 0)['settings_usable'] is False
+
+
+def test_the_file_is_written_from_a_checked_result_with_its_settings():
+    result = hccl_env(VALUES, CONTEXT, FILE)
+    args = hccl_env_module.file_copy_args(result)
+    assert args == {'content': hccl_env_file(result, path=FILE['path']), 'dest': FILE['path'], 'owner': FILE['owner'],
+                    'group': FILE['group'], 'mode': FILE['mode'], 'follow': False, 'backup': True}
+    assert args['content'].startswith('# managed by npuops.ascend')
+
+
+@pytest.mark.parametrize('result, said', [
+    ({'env': [], 'problems': [{'problem': 'hccl_env_mode 438 is a number'}], 'file': None},
+     'stage_hccl_env: the file is written only from a checked result without problems (the check step); this one has '
+     '1 problem(s): hccl_env_mode 438 is a number'),
+    ({'env': [], 'problems': []}, 'this one has 0 problem(s): no file settings'),
+    (None, 'this one has 0 problem(s): no file settings'),
+])
+def test_a_result_with_problems_or_without_file_settings_writes_nothing(result, said):
+    with pytest.raises(AnsibleFilterError) as error:
+        hccl_env_module.file_copy_args(result)
+    assert said in str(error.value)
+
+
+def test_the_file_is_loaded_in_sh_unless_a_dry_run_would_change_it():
+    assert hccl_env_module.load_args('/etc/profile.d/a b.sh') == {
+        'argv': ['sh', '-c', '. "$1" && env', 'sh', '/etc/profile.d/a b.sh']}
+    assert hccl_env_module.load_skipped(True, True) is True
+    assert hccl_env_module.load_skipped(True, False) is False
+    assert hccl_env_module.load_skipped(False, True) is False
+
+
+def test_the_ports_checked_are_stage_4s_settings_when_given_else_the_read():
+    read, given = info(), [{'device': 0, 'pfc_priorities': [4]}]
+    assert hccl_env_module.ports_to_check(False, True, given, read) is None
+    assert hccl_env_module.ports_to_check(True, True, given, read) is given
+    assert hccl_env_module.ports_to_check(True, True, None, read) is None   # stage 4 gave null: nothing to check
+    assert hccl_env_module.ports_to_check(True, False, None, read) is read
+    assert hccl_env_module.ports_read_args([0, 1], 60) == {'queries': ['pfc', 'dscp_to_tc'], 'timeout': 60,
+                                                           'devices': [0, 1]}
+    assert 'devices' not in hccl_env_module.ports_read_args(None, 5)
+
+
+def test_the_record_data_and_the_node_report():
+    result = hccl_env(VALUES, CONTEXT, FILE)
+    assert hccl_env_module.record_data(result, 1) == {'changed': True, 'env': result['env']}
+    assert hccl_env_module.record_data(None, False) == {'changed': False, 'env': []}
+    found = [{'host': H, 'check': 'x'}]
+    assert hccl_env_module.node_report(H, 'R1', result, False, found) == {
+        'host': H, 'run': 'R1', 'path': FILE['path'], 'file': result['file'], 'changed': False, 'env': result['env'],
+        'algo': result['algo'], 'advice': result['advice'], 'findings': found}

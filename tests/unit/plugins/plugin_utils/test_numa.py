@@ -8,11 +8,22 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.npuops.ascend.plugins.plugin_utils.numa import (
     RUN_USER_COMMENT,
     aicore_stats,
+    changed_parts,
+    getent_table,
+    launcher_test_due,
+    launcher_test_text,
+    map_dirs,
+    map_document,
+    node_data,
+    node_report,
     numa_bind_findings,
     numa_bind_map,
     numa_bind_problems,
     numa_bind_restore,
     numa_bind_run_user,
+    run_user_failure,
+    settings_failure,
+    skipped_parts,
 )
 
 SETTINGS = {'governor': 'performance', 'method': 'numactl', 'run_user': 'npuops', 'npus_per_node': '8',
@@ -291,3 +302,78 @@ def test_run_user_warnings_become_findings():
     plan = numa_bind_run_user({'npuops': OURS}, 'node01', user_context(groups=None))
     found = numa_bind_findings(MAP, 'node01', context(run_user_plan=plan))
     assert [(f['check'], f['severity']) for f in found] == [('run_user', 'warn')]
+
+
+# ---- the decisions of the stage action npuops.ascend.stage_numa ----------------------------------------------------
+
+def test_the_settings_failure_names_the_node_and_counts_the_problems():
+    assert settings_failure('node01', []) is None
+    assert settings_failure('node01', ['a', 'b']) == ('node01: the stage 6 settings are not usable (2 problem(s)), so '
+                                                      'nothing was changed on any node: a | b')
+
+
+def test_the_run_user_failure_joins_the_problems():
+    assert run_user_failure({'problems': []}) is None and run_user_failure(None) is None
+    assert run_user_failure({'problems': ['n1: x', 'n1: y']}) == 'n1: x | n1: y. Nothing was changed on any node.'
+
+
+def test_getent_tables():
+    assert getent_table({'ansible_facts': {'getent_group': {'root': ['x', '0', '']}}}, 'group') == {'root': ['x', '0', '']}
+    assert getent_table({'failed': True, 'ansible_facts': {'getent_group': {}}}, 'group') is None
+    assert getent_table({}, 'passwd') is None and getent_table(None, 'passwd') is None
+
+
+def test_the_map_document_in_its_order():
+    document = map_document(dict(SETTINGS, visible_devices=True), MAP)
+    assert list(document) == ['managed_by', 'method', 'run_user', 'visible_devices', 'npus_per_node', 'npus']
+    assert document['npus_per_node'] == 8 and document['visible_devices'] is True and document['npus'] == MAP
+    assert document['managed_by'] == 'npuops.ascend (role numa_bind, stage 6)'
+
+
+def test_the_directories_of_the_map_and_the_launcher():
+    assert map_dirs('/etc/npuops/numa-bind.json', '/usr/local/bin/npu-bind') == ['/etc/npuops', '/usr/local/bin']
+    assert map_dirs('/var/lib/npuops/a.json', '/var/lib/npuops/npu-bind') == ['/var/lib/npuops']
+    assert map_dirs('/a.json', '/b') == ['/']
+
+
+def test_when_the_launcher_test_runs():
+    assert launcher_test_due(True, False, [{'changed': True}]) is True
+    assert launcher_test_due(False, False, []) is False
+    assert launcher_test_due(True, True, [{'changed': False}, {}, {'changed': True}]) is False
+    assert launcher_test_due(True, True, [{'changed': False}, {}]) is True
+
+
+def test_the_launcher_test_text():
+    assert launcher_test_text({'rc': 0, 'stdout': 'npuops\n'}) == 'runs as npuops'
+    assert launcher_test_text({'rc': 1, 'stdout': ''}) == 'failed'
+    assert launcher_test_text({'changed': False, 'skipped': True}) == 'skipped'
+    assert launcher_test_text({}) == 'skipped' and launcher_test_text(None) == 'skipped'
+
+
+def test_changed_parts_keep_their_order():
+    assert changed_parts([('user', {'changed': False}), ('map', {'changed': True}), ('launcher', {}),
+                          ('governor', {'changed': True})]) == ['map', 'governor']
+
+
+def test_the_record_data_and_the_report_of_a_node():
+    parts = {'governor': GOVERNOR, 'host_info': HOST, 'launcher_check': {'rc': 0, 'stdout': 'npuops\n'},
+             'user': {'changed': False, 'skipped': True}, 'map': {'changed': True, 'backup_file': '/m~'},
+             'launcher': {'changed': False}, 'restored': [], 'aicore': {}, 'run_user_plan': {'state': 'absent'}}
+    assert node_data(MAP, parts) == {
+        'npus': MAP, 'governor_before': ['ondemand'], 'governor_after': ['performance'], 'swappiness': 10,
+        'transparent_hugepage': 'never', 'launcher_test': 'runs as npuops', 'changed': ['map', 'governor'],
+        'undone': [], 'backups': ['/m~'], 'aicore': {}}
+    skipped = dict(parts, host_info={'skipped': True}, governor={})
+    assert node_data(MAP, skipped)['swappiness'] == '-' and node_data(MAP, skipped)['governor_after'] == []
+    settings = dict(SETTINGS, governor_enabled=False)
+    report = node_report('node01', 'R1', False, settings, MAP, skipped, [])
+    assert report['governor'] == {'wanted': None, 'before': [], 'after': [], 'changed_cpus': ''}
+    assert report['swappiness'] is None and report['aicore'] is None and report['run_user_account'] == 'absent'
+    assert report['changed'] == {'user': False, 'map': True, 'launcher': False, 'governor': False}
+    assert report['backups'] == {'map': '/m~', 'launcher': None} and report['launcher_check'] == 'npuops\n'
+
+
+def test_the_parts_a_skip_tag_leaves_out():
+    assert skipped_parts([]) == [] and skipped_parts(None) == [] and skipped_parts(['stage5']) == []
+    assert skipped_parts(['numa_bind_launcher']) == ['launcher', 'run_user', 'user']
+    assert skipped_parts(['numa_bind_gate', 'numa_bind_aicore']) == ['aicore', 'layout_record', 'record', 'report']

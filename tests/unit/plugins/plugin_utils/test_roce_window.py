@@ -1,6 +1,6 @@
-"""The stage 4 change window told truthfully: a node lost during or between batches, a restore whose values are back
-while a link stays down, the stage 4 results of every node after a stop, the batch size of a serial play and the
-message of a rollback."""
+"""The stage 4 change window told truthfully from the nodes' stage 4 records: a node lost during or between batches, a
+restore whose values are back while a link stays down, the stage 4 results of every node after a stop, the batch size
+of a serial play and the message of a rollback."""
 
 from __future__ import annotations
 
@@ -9,18 +9,43 @@ import os
 import pytest
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import roce_precheck_findings
-from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import roce_batch_outcome, roce_batch_problems, roce_rollback_message, roce_window_stop
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
+    roce_batch_problems,
+    roce_rollback_message,
+    stop_results,
+    window_stop_records,
+)
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import ONE_PASS
 
 PLAYBOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'playbooks')
 BACKUP = '/var/lib/npuops/backup/hccn-%s-20261202T101500Z.json'
-SKIPPED = {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False'}
-# what Ansible registers for a task run with ignore_unreachable when the SSH connection broke
+# what a module result is when the SSH connection broke
 UNREACHABLE = {'unreachable': True, 'changed': False,
                'msg': 'Task failed: Failed to connect to the host via ssh: Connection closed by 127.0.26.2 port 22'}
 ALL_TWO = ['node01', 'node02']
 ALL_THREE = ['node01', 'node02', 'node03']
+
+
+def node(host, changed=(), file=None, planned=None, failure=None, restore=None, done=False):
+    """The stage 4 record of a node (plugins/plugin_utils/roce/record.py) with what the window reads of it."""
+    record = rec.new_record(host)
+    record.update(changed_devices=list(changed), failure=failure, restore=restore, done=done)
+    record['restore_point'] = {'file': file, 'planned': planned}
+    return record
+
+
+def outcome(batch, records, all_hosts=None, restore_enabled=True):
+    """The message that stops the window after a failed batch."""
+    return window_stop_records(batch, records, all_hosts, restore_enabled)['message']
+
+
+def stopped(batch, records, all_hosts=None):
+    """The stop of a batch with the stage 4 results of every node, as npuops.ascend.stage_roce (step stop) returns it."""
+    stop = window_stop_records(batch, records, all_hosts)
+    stop['results'] = stop_results(stop)
+    return stop
 
 
 # ---- a node lost during its own set -----------------------------------------------------------------------------------
@@ -28,21 +53,15 @@ ALL_THREE = ['node01', 'node02', 'node03']
 def lost_during_its_set():
     """node01 done in batch 1; node02's one-pass set lost its connection; node03 not reached."""
     return {
-        'node01': {'roce_lossless_done': True, 'roce_lossless_backup_file': BACKUP % 'node01'},
-        'node02': {'roce_lossless_plan': {'changed': False, 'before': [], 'after': []},
-                   'roce_lossless_step_all': UNREACHABLE,
-                   'roce_lossless_backup_planned': BACKUP % 'node02',
-                   'roce_lossless_backup_file': None,
-                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass (one link '
-                                                     'flap per port)', 'stage': 'change',
-                                             'msg': 'node02 could not be reached during its change'},
-                   'roce_lossless_restore': SKIPPED},
-        'node03': {},
+        'node01': node('node01', file=BACKUP % 'node01', done=True),
+        'node02': node('node02', planned=BACKUP % 'node02',
+                       failure=rec.lost_failure('node02', 'set', UNREACHABLE['msg'], BACKUP % 'node02')),
+        'node03': node('node03'),
     }
 
 
 def test_a_node_lost_during_its_set_may_be_changed_and_its_restore_point_is_named():
-    message = roce_batch_outcome(['node02'], lost_during_its_set(), ALL_THREE)
+    message = outcome(['node02'], lost_during_its_set(), ALL_THREE)
     assert message.startswith('Stage 4 stopped: the connection to node02 broke during its change. node02: lost during its '
                               'change')
     assert ('node02: lost during its change (the connection broke: Failed to connect to the host via ssh: Connection '
@@ -58,11 +77,11 @@ def test_a_node_lost_during_its_set_may_be_changed_and_its_restore_point_is_name
 
 
 def test_the_stop_of_a_lost_node_gives_every_node_its_state_and_its_summary_line():
-    stop = roce_window_stop(['node02'], lost_during_its_set(), ALL_THREE)
+    stop = stopped(['node02'], lost_during_its_set(), ALL_THREE)
     assert [(host, node['state']) for host, node in stop['nodes'].items()] == [
         ('node01', 'done'), ('node02', 'lost'), ('node03', 'untouched')]
     assert stop['nodes']['node02']['restore_point'] == BACKUP % 'node02'
-    assert stop['message'] == roce_batch_outcome(['node02'], lost_during_its_set(), ALL_THREE)
+    assert stop['message'] == outcome(['node02'], lost_during_its_set(), ALL_THREE)
     results = stop['results']
     assert results['node02']['stage4']['status'] == 'failed'
     assert results['node02']['stage4']['failures'] == [stop['nodes']['node02']['text']]
@@ -74,11 +93,11 @@ def test_the_stop_of_a_lost_node_gives_every_node_its_state_and_its_summary_line
 
 
 def test_a_node_lost_after_its_set_changed_it_for_sure():
-    hostvars = lost_during_its_set()
-    hostvars['node02'].update(roce_lossless_step_all={'changed': True, 'changed_devices': list(range(8)),
-                                                      'backup_file': BACKUP % 'node02'},
-                              roce_lossless_backup_file=BACKUP % 'node02', roce_lossless_ping=UNREACHABLE)
-    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    records = lost_during_its_set()
+    records['node02'].update(changed_devices=list(range(8)),
+                             failure=rec.lost_failure('node02', 'ping', UNREACHABLE['msg']))
+    records['node02']['restore_point']['file'] = BACKUP % 'node02'
+    message = outcome(['node02'], records, ALL_THREE)
     assert message.startswith('Stage 4 stopped: the connection to node02 broke after its change. ')
     assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; lost after its change (the connection broke: Failed to connect '
             'to the host via ssh: Connection closed by 127.0.26.2 port 22), so it was neither verified nor restored; '
@@ -87,11 +106,10 @@ def test_a_node_lost_after_its_set_changed_it_for_sure():
 
 
 def test_the_other_nodes_of_a_batch_with_a_lost_node_are_restored():
-    hostvars = lost_during_its_set()
-    hostvars['node03'] = {'roce_lossless_step_all': {'changed': True, 'changed_devices': [0, 1], 'backup_file': BACKUP % 'node03'},
-                          'roce_lossless_backup_file': BACKUP % 'node03',
-                          'roce_lossless_restore': {'changed': True, 'changed_devices': [0, 1], 'failed': False}}
-    message = roce_batch_outcome(['node02', 'node03'], hostvars, ALL_THREE)
+    records = lost_during_its_set()
+    records['node03'] = node('node03', changed=[0, 1], file=BACKUP % 'node03',
+                             restore={'changed': True, 'changed_devices': [0, 1], 'failed': False})
+    message = outcome(['node02', 'node03'], records, ALL_THREE)
     assert 'node03: changed NPU 0, 1; restored from %s (NPU 0, 1 set back).' % (BACKUP % 'node03') in message
     assert ('Changed in this batch: node03. Restored: node03. May be changed (lost, not verified, not restored): '
             'node02.') in message
@@ -103,17 +121,14 @@ def test_the_other_nodes_of_a_batch_with_a_lost_node_are_restored():
 def test_a_node_lost_before_its_batch_is_named_with_what_is_kept_and_what_was_not_touched():
     finding_text = ('node02: could not be reached (Failed to connect to the host via ssh: ssh: connect to host '
                     '127.0.26.2 port 22: Connection refused); nothing was read or set on it')
-    hostvars = {
-        'node01': {'roce_lossless_done': True},
-        'node02': {'roce_lossless_precheck_health': {'unreachable': True, 'changed': False,
-                                                     'msg': 'Failed to connect to the host via ssh: ssh: connect to host '
-                                                            '127.0.26.2 port 22: Connection refused'},
-                   'roce_lossless_failure': {'task': 'Check that no node stops the change (nothing has been set yet)',
-                                             'stage': 'before', 'msg': finding_text},
-                   'roce_lossless_restore': SKIPPED},
-        'node03': {},
+    records = {
+        'node01': node('node01', done=True),
+        'node02': node('node02', failure=rec.refused_failure(
+            'Check that no node stops the change (nothing has been set yet)', finding_text, lost=True,
+            reason='Failed to connect to the host via ssh: ssh: connect to host 127.0.26.2 port 22: Connection refused')),
+        'node03': node('node03'),
     }
-    stop = roce_window_stop(['node02'], hostvars, ALL_THREE)
+    stop = stopped(['node02'], records, ALL_THREE)
     message = stop['message']
     assert message.startswith('Stage 4 stopped: nothing was set on node02: %s.' % finding_text)
     assert ('node02: could not be reached before its change (Failed to connect to the host via ssh: ssh: connect to host '
@@ -125,10 +140,10 @@ def test_a_node_lost_before_its_batch_is_named_with_what_is_kept_and_what_was_no
 
 
 def test_a_refused_batch_of_two_nodes_says_the_reason_once():
-    hostvars = {host: {'roce_lossless_failure': {'task': 'Check that no node stops the change (nothing has been set yet)',
-                                                 'stage': 'before', 'msg': 'node02 NPU 3: link is DOWN before the change'},
-                       'roce_lossless_restore': SKIPPED} for host in ('node01', 'node02')}
-    message = roce_batch_outcome(ALL_TWO, hostvars, ALL_TWO)
+    records = {host: node(host, failure=rec.refused_failure('Check that no node stops the change (nothing has been set yet)',
+                                                            'node02 NPU 3: link is DOWN before the change'))
+               for host in ('node01', 'node02')}
+    message = outcome(ALL_TWO, records, ALL_TWO)
     assert message.startswith('Stage 4 stopped: nothing was set on node01, node02: node02 NPU 3: link is DOWN before the '
                               'change. node01: not restored: nothing was changed on it.')
 
@@ -148,25 +163,21 @@ def test_the_precheck_of_an_unreachable_node_is_one_finding_that_names_it():
 def link_stuck_batch():
     """node02 of batch 2: its one-pass set left NPU 5 DOWN; the restore set every value back, NPU 5 stays DOWN."""
     return {
-        'node01': {'roce_lossless_done': True},
-        'node02': {'roce_lossless_step_all': {'changed': True, 'failed': True, 'changed_devices': list(range(8)),
-                                              'failed_devices': [5], 'backup_file': BACKUP % 'node02'},
-                   'roce_lossless_backup_file': BACKUP % 'node02',
-                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass (one link '
-                                                     'flap per port)', 'stage': 'change',
-                                             'msg': 'NPU 5 on node02: link still not UP 8 s after changing MTU and PFC'},
-                   # as registered with failed_when: false from hccn_config restore_from
-                   'roce_lossless_restore': {'changed': True, 'failed': False, 'failed_when_result': False,
-                                             'changed_devices': list(range(8)), 'failed_devices': [5],
-                                             'link_down_devices': [5],
-                                             'msg': 'The restore point ... is applied (values set on NPU 0-7 and read back), '
-                                                    'but the link of NPU 5 is still not UP.'}},
-        'node03': {},
+        'node01': node('node01', done=True),
+        'node02': node('node02', changed=range(8), file=BACKUP % 'node02',
+                       failure=rec.module_failure('set', {'msg': 'NPU 5 on node02: link still not UP 8 s after changing '
+                                                                 'MTU and PFC'}),
+                       # the result of hccn_config restore_from, which does not fail the action
+                       restore={'changed': True, 'failed': False, 'changed_devices': list(range(8)), 'failed_devices': [5],
+                                'link_down_devices': [5],
+                                'msg': 'The restore point ... is applied (values set on NPU 0-7 and read back), but the '
+                                       'link of NPU 5 is still not UP.'}),
+        'node03': node('node03'),
     }
 
 
 def test_a_restore_that_set_every_value_back_is_a_restore_even_with_a_link_down():
-    message = roce_batch_outcome(['node02'], link_stuck_batch(), ALL_THREE)
+    message = outcome(['node02'], link_stuck_batch(), ALL_THREE)
     assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; values restored from %s (NPU 0, 1, 2, 3, 4, 5, 6, 7 set back and '
             'read back), but the link of NPU 5 is still not UP: check the cable, the optical module and the switch port; '
             'the settings are the ones from before the change.' % (BACKUP % 'node02')) in message
@@ -178,27 +189,20 @@ def test_a_restore_that_set_every_value_back_is_a_restore_even_with_a_link_down(
 
 
 def test_a_restore_with_a_link_down_and_a_value_that_did_not_take_is_still_a_failed_restore():
-    hostvars = link_stuck_batch()
-    hostvars['node02']['roce_lossless_restore'].update(failed_devices=[4, 5], link_down_devices=[5])
-    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    records = link_stuck_batch()
+    records['node02']['restore'].update(failed_devices=[4, 5], link_down_devices=[5])
+    message = outcome(['node02'], records, ALL_THREE)
     assert 'node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED:' in message
     assert 'Still changed, restore by hand: node02.' in message
 
 
 def test_a_restore_that_could_not_reach_the_node_is_a_failed_restore():
-    hostvars = link_stuck_batch()
-    hostvars['node02']['roce_lossless_restore'] = dict(UNREACHABLE)
-    message = roce_batch_outcome(['node02'], hostvars, ALL_THREE)
+    records = link_stuck_batch()
+    records['node02']['restore'] = dict(UNREACHABLE)
+    message = outcome(['node02'], records, ALL_THREE)
     assert ('node02: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED: the connection broke (Failed to connect to '
             'the host via ssh: Connection closed by 127.0.26.2 port 22); restore it by hand with playbooks/rollback.yml '
             '-l node02 -e roce_lossless_rollback_file=%s once it answers.' % (BACKUP % 'node02')) in message
-
-
-def test_roce_window_stop_checks_its_arguments():
-    with pytest.raises(AnsibleFilterError, match='the input must be the list of the nodes of the batch'):
-        roce_window_stop('node01', {}, ALL_TWO)
-    with pytest.raises(AnsibleFilterError, match='hostvars must be the hostvars mapping'):
-        roce_window_stop(['node01'], 3, ALL_TWO)
 
 
 # ---- the batch size ---------------------------------------------------------------------------------------------------
@@ -325,39 +329,30 @@ def test_rollback_message_wants_a_result():
         roce_rollback_message('failed', 'node01', CHOICE)
 
 
-# ---- roce_batch_outcome ---------------------------------------------------------------------------------------------
+# ---- the message of a stopped batch ----------------------------------------------------------------------------------
 
 ALL_HOSTS = ['node01', 'node02', 'node03', 'node04', 'node05', 'node06']
 
 
-def steps(mtu=(), pfc=(), dscp_devices=(), address=None):
-    return {'roce_lossless_step_address': address or SKIPPED,
-            'roce_lossless_step_mtu': {'changed': bool(mtu), 'changed_devices': list(mtu)},
-            'roce_lossless_step_pfc': {'changed': bool(pfc), 'changed_devices': list(pfc)},
-            'roce_lossless_step_dscp': {'changed': bool(dscp_devices), 'changed_devices': list(dscp_devices)}}
-
-
-def hostvars_of_a_failed_batch():
+def records_of_a_failed_batch():
     """node01, node02 done in an earlier batch; node03-node05 this batch; node06 not reached."""
     return {
-        'node01': {'roce_lossless_done': True},
-        'node02': {'roce_lossless_done': True},
-        'node03': dict(steps(mtu=range(8), pfc=[0, 1, 2]),
-                       roce_lossless_failure={'task': 'Enable PFC on the lossless priority only',
-                                              'msg': 'NPU 3 on node03: the link did not come back UP within 60 s.'},
-                       roce_lossless_backup_file=BACKUP % 'node03',
-                       roce_lossless_restore={'changed': True, 'changed_devices': [0, 1, 2, 3, 4, 5, 6, 7], 'failed': False}),
-        'node04': dict(steps(mtu=[0, 1, 2, 3, 5, 6, 7]),
-                       roce_lossless_backup_file=BACKUP % 'node04',
-                       roce_lossless_restore={'changed': False, 'failed': True,
-                                              'msg': 'NPU 2 on node04: hccn_tool timed out after 60 s'}),
-        'node05': dict(steps(), roce_lossless_backup_file=None, roce_lossless_restore=SKIPPED),
-        'node06': {},
+        'node01': node('node01', done=True),
+        'node02': node('node02', done=True),
+        # its MTU set changed NPU 0-7, its PFC set NPU 0-2 before it failed
+        'node03': node('node03', changed=range(8), file=BACKUP % 'node03',
+                       failure={'task': 'Enable PFC on the lossless priority only',
+                                'msg': 'NPU 3 on node03: the link did not come back UP within 60 s.'},
+                       restore={'changed': True, 'changed_devices': [0, 1, 2, 3, 4, 5, 6, 7], 'failed': False}),
+        'node04': node('node04', changed=[0, 1, 2, 3, 5, 6, 7], file=BACKUP % 'node04',
+                       restore={'changed': False, 'failed': True, 'msg': 'NPU 2 on node04: hccn_tool timed out after 60 s'}),
+        'node05': node('node05'),
+        'node06': node('node06'),
     }
 
 
 def test_batch_outcome_with_a_restore_that_worked_and_one_that_failed():
-    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars_of_a_failed_batch(), ALL_HOSTS)
+    message = outcome(['node03', 'node04', 'node05'], records_of_a_failed_batch(), ALL_HOSTS)
     assert message == (
         'Stage 4 stopped: the change failed on node03 at "Enable PFC on the lossless priority only": NPU 3 on node03: the '
         'link did not come back UP within 60 s. '
@@ -373,7 +368,7 @@ def test_batch_outcome_with_a_restore_that_worked_and_one_that_failed():
 
 
 def test_batch_outcome_points_at_the_rollback_playbook_with_the_variable_it_reads():
-    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars_of_a_failed_batch(), ALL_HOSTS)
+    message = outcome(['node03', 'node04', 'node05'], records_of_a_failed_batch(), ALL_HOSTS)
     with open(os.path.join(PLAYBOOKS, 'rollback.yml'), encoding='utf-8') as handle:
         playbook = handle.read()
     assert 'playbooks/rollback.yml -l node04 -e roce_lossless_rollback_file=' + BACKUP % 'node04' in message
@@ -381,30 +376,30 @@ def test_batch_outcome_points_at_the_rollback_playbook_with_the_variable_it_read
 
 
 def test_batch_outcome_of_a_restore_that_found_nothing_to_set_back():
-    hostvars = hostvars_of_a_failed_batch()
-    hostvars['node03']['roce_lossless_restore'] = {'changed': False, 'changed_devices': [], 'failed': False}
+    records = records_of_a_failed_batch()
+    records['node03']['restore'] = {'changed': False, 'changed_devices': [], 'failed': False}
     assert ('node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; restored from %s (it already matched the restore point).'
-            % (BACKUP % 'node03')) in roce_batch_outcome(['node03'], hostvars, ALL_HOSTS)
+            % (BACKUP % 'node03')) in outcome(['node03'], records, ALL_HOSTS)
 
 
 def test_batch_outcome_of_a_failed_restore_as_registered_with_failed_when_false():
-    # failed_when: false resets 'failed'; a restore without changed_devices, or with failed devices, did not restore
-    hostvars = hostvars_of_a_failed_batch()
-    hostvars['node03']['roce_lossless_restore'] = {'changed': False, 'failed': False, 'failed_when_result': False,
-                                                   'msg': 'NPU 1 on node03: hccn_tool not found'}
-    hostvars['node04']['roce_lossless_restore'] = {'changed': True, 'failed': False, 'changed_devices': [0, 1],
-                                                   'failed_devices': [2], 'msg': 'NPU 2 on node04: link stayed DOWN'}
-    message = roce_batch_outcome(['node03', 'node04'], hostvars, ALL_HOSTS)
+    # a restore whose result does not say failed but has no changed_devices, or has failed devices, did not restore
+    records = records_of_a_failed_batch()
+    records['node03']['restore'] = {'changed': False, 'failed': False, 'failed_when_result': False,
+                                    'msg': 'NPU 1 on node03: hccn_tool not found'}
+    records['node04']['restore'] = {'changed': True, 'failed': False, 'changed_devices': [0, 1],
+                                    'failed_devices': [2], 'msg': 'NPU 2 on node04: link stayed DOWN'}
+    message = outcome(['node03', 'node04'], records, ALL_HOSTS)
     assert 'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; its restore FAILED: NPU 1 on node03: hccn_tool not found;' in message
     assert 'node04: changed NPU 0, 1, 2, 3, 5, 6, 7; its restore FAILED: NPU 2 on node04: link stayed DOWN;' in message
     assert 'Restored: none. Still changed, restore by hand: node03, node04. ' in message
 
 
 def test_batch_outcome_with_restore_on_failure_off():
-    hostvars = hostvars_of_a_failed_batch()
+    records = records_of_a_failed_batch()
     for host in ('node03', 'node04'):
-        hostvars[host]['roce_lossless_restore'] = SKIPPED
-    message = roce_batch_outcome(['node03', 'node04', 'node05'], hostvars, ALL_HOSTS, False)
+        records[host]['restore'] = None
+    message = outcome(['node03', 'node04', 'node05'], records, ALL_HOSTS, False)
     assert ('node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; NOT restored (roce_lossless_restore_on_failure=false); restore point '
             '/var/lib/npuops/backup/hccn-node03-20261202T101500Z.json.') in message
     assert ('node04: changed NPU 0, 1, 2, 3, 5, 6, 7; NOT restored (roce_lossless_restore_on_failure=false); restore point '
@@ -413,9 +408,9 @@ def test_batch_outcome_with_restore_on_failure_off():
 
 
 def test_batch_outcome_of_a_changed_node_without_a_restore_point():
-    hostvars = hostvars_of_a_failed_batch()
-    hostvars['node03'].update(roce_lossless_backup_file=None, roce_lossless_restore=SKIPPED)
-    message = roce_batch_outcome(['node03'], hostvars, ALL_HOSTS)
+    records = records_of_a_failed_batch()
+    records['node03'].update(restore_point={'file': None, 'planned': None}, restore=None)
+    message = outcome(['node03'], records, ALL_HOSTS)
     assert 'node03: changed NPU 0, 1, 2, 3, 4, 5, 6, 7; NOT restored: no restore point was written. ' in message
     assert 'Restored: none. Still changed, restore by hand: node03. ' in message
     assert message.endswith('Not touched: node04, node05, node06. Fix the cause and run again: nodes that already match change '
@@ -423,44 +418,33 @@ def test_batch_outcome_of_a_changed_node_without_a_restore_point():
 
 
 def test_batch_outcome_of_the_first_batch_of_one_node():
-    hostvars = {'node01': dict(steps(mtu=[4], address={'changed': True, 'changed_devices': [4, 5]}),
-                               roce_lossless_failure={'task': 'Set the jumbo MTU on every NPU port', 'msg': 'failed'},
-                               roce_lossless_backup_file=BACKUP % 'node01',
-                               roce_lossless_restore={'changed': True, 'changed_devices': [4, 5], 'failed': False})}
-    assert roce_batch_outcome(['node01'], hostvars, ['node01', 'node02']) == (
+    # its address set changed NPU 4 and 5, its MTU set NPU 4
+    records = {'node01': node('node01', changed=[4, 5], file=BACKUP % 'node01',
+                              failure={'task': 'Set the jumbo MTU on every NPU port', 'msg': 'failed'},
+                              restore={'changed': True, 'changed_devices': [4, 5], 'failed': False})}
+    assert outcome(['node01'], records, ['node01', 'node02']) == (
         'Stage 4 stopped: the change failed on node01 at "Set the jumbo MTU on every NPU port": failed. '
         'node01: changed NPU 4, 5; restored from /var/lib/npuops/backup/hccn-node01-20261202T101500Z.json (NPU 4, 5 set '
         'back). Changed in this batch: node01. Restored: node01. '
         'Not touched: node02. Fix the cause and run again: nodes that already match change nothing.')
 
 
-class Undefined(dict):
-    """A hostvars entry whose variables fail to template, as an undefined variable does."""
-
-    def __contains__(self, name):
-        return True
-
-    def __getitem__(self, name):
-        raise RuntimeError("'roce_lossless_failure' is undefined")
-
-
 def test_batch_outcome_of_a_one_pass_change_that_failed_half_way():
-    hostvars = {
-        'node01': {'roce_lossless_step_all': ONE_PASS, 'roce_lossless_step_mtu': SKIPPED,
-                   'roce_lossless_failure': {'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass',
-                                             'msg': '1 of 3 NPU ports failed'},
-                   'roce_lossless_backup_file': BACKUP % 'node01',
-                   'roce_lossless_restore': {'changed': True, 'changed_devices': [0, 1, 3], 'failed': False}},
-        'node02': {'roce_lossless_step_all': SKIPPED, 'roce_lossless_backup_file': None, 'roce_lossless_restore': SKIPPED},
+    records = {
+        'node01': node('node01', changed=ONE_PASS['changed_devices'], file=BACKUP % 'node01',
+                       failure={'task': 'Set the MTU, PFC and DSCP map of every NPU port in one pass',
+                                'msg': '1 of 3 NPU ports failed'},
+                       restore={'changed': True, 'changed_devices': [0, 1, 3], 'failed': False}),
+        'node02': node('node02'),
     }
-    message = roce_batch_outcome(['node01', 'node02'], hostvars, ['node01', 'node02'])
+    message = outcome(['node01', 'node02'], records, ['node01', 'node02'])
     assert 'node01: changed NPU 0, 1, 3; restored from %s (NPU 0, 1, 3 set back).' % (BACKUP % 'node01') in message
     assert 'node02: not restored: nothing was changed on it.' in message
     assert 'Changed in this batch: node01. Restored: node01.' in message
 
 
-def test_batch_outcome_treats_unknown_or_failing_variables_as_unset():
-    assert roce_batch_outcome(['node09'], {'node09': Undefined()}, None) == (
+def test_batch_outcome_treats_a_missing_or_broken_record_as_a_node_that_did_nothing():
+    assert outcome(['node09'], {'node09': 'not a record'}, None) == (
         'Stage 4 stopped. node09: not restored: nothing was changed on it. Changed in this batch: none. Restored: none. '
         'Not touched: none. Fix the cause and run again: nodes that already match change nothing.')
-    assert roce_batch_outcome(['node10'], {}, ['node10']).startswith('Stage 4 stopped. node10: not restored: nothing was changed')
+    assert outcome(['node10'], {}, ['node10']).startswith('Stage 4 stopped. node10: not restored: nothing was changed')

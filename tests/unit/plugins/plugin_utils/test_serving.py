@@ -10,8 +10,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.serving import (
-    mindie_config_findings, mindie_config_problem_lines, mindie_config_problems, npu_mem_size, npu_mem_size_auto,
-    vllm_launch)
+    bench_findings, bench_model, effective_settings, mindie_config_findings, mindie_config_problem_lines,
+    mindie_config_problems, npu_mem_findings, npu_mem_message, npu_mem_size, npu_mem_size_auto, report_entry,
+    secrets_message, settings_message, vllm_launch)
 
 
 def info_row(npu, used, total=65536):
@@ -318,3 +319,79 @@ def test_auto_needs_the_process_table():
     out = npu_mem_size_auto({'devices': NPUS['devices']}, read(-1), 20, 4)
     assert out['problem'] == ('npu_mem_size_auto: the npu_info result has no process table (summary.busy); run '
                               'npuops.ascend.npu_info with gather_subset [usages, processes]')
+
+
+# --- what the stage action decides (npuops.ascend.stage_serving) ----------------------------------------------------
+
+def test_npu_mem_findings_fail_only_an_undecided_node():
+    assert npu_mem_findings('node01', {'npuMemSize': 28, 'problem': None}) == []
+    assert npu_mem_findings('node01', None) == []
+    found = npu_mem_findings('node02', {'npuMemSize': None, 'problem': 'npuMemSize auto cannot be computed now: x'})
+    assert found == [{'host': 'node02', 'device': None, 'check': 'npu_mem_size', 'value': None, 'expected': 'npuMemSize',
+                      'severity': 'fail', 'msg': 'node02: npuMemSize auto cannot be computed now: x'}]
+
+
+def test_settings_message_names_every_problem_of_every_node():
+    checks = [{'host': 'node01', 'problems': ['a', 'b']}, {'host': 'node02', 'problems': []},
+              {'skipped': True}, {'host': 'node03', 'problems': ['c']}]
+    assert settings_message(checks) == ('The stage 7 settings are not usable (3 problem(s)), so nothing was written on '
+                                        'any node: node01: a | node01: b | node03: c')
+    assert settings_message([{'host': 'node01', 'problems': []}, {'skipped': True}]) is None
+    assert settings_message([]) is None
+
+
+def test_npu_mem_message_names_every_undecided_node():
+    checks = [{'host': 'node01', 'problems': [], 'npu_mem': {'npuMemSize': 28, 'problem': None}},
+              {'host': 'node02', 'problems': [], 'npu_mem': {'npuMemSize': None, 'problem': 'no value to keep'}},
+              {'host': 'node03', 'problems': [], 'npu_mem': None}]
+    assert npu_mem_message(checks) == ('Stage 7 stopped before anything was written on any node: node02: no value to '
+                                       'keep')
+    assert npu_mem_message(checks[:1] + checks[2:]) is None
+
+
+def test_effective_settings_add_npu_mem_size_as_asked():
+    settings = {'maxBatchSize': 64}
+    assert effective_settings(settings, None) == settings and effective_settings(settings, '') == settings
+    assert effective_settings(settings, 'auto', {'npuMemSize': 28}) == {'maxBatchSize': 64, 'npuMemSize': 28}
+    assert effective_settings(settings, -1) == {'maxBatchSize': 64, 'npuMemSize': -1}
+    assert effective_settings(settings, '12') == {'maxBatchSize': 64, 'npuMemSize': 12}
+    assert effective_settings(None, 12.7) == {'npuMemSize': 12}
+    assert settings == {'maxBatchSize': 64}
+
+
+def test_bench_model_and_findings():
+    assert bench_model('m', {'modelName': 'x'}) == 'm'
+    assert bench_model(None, {'modelName': 'x'}) == 'x'
+    assert bench_model(None, None) == '' and bench_model('', {}) == ''
+    assert bench_findings('node01', 'http://h:1', {'levels': [], 'skipped': None}) == []
+    assert bench_findings('node01', 'http://h:1', None) == []
+    found = bench_findings('node01', 'http://h:1', {'failed': True, 'msg': 'no request succeeded'})
+    assert found == [{'host': 'node01', 'device': None, 'check': 'serving_bench', 'value': None, 'expected': 'answers',
+                      'severity': 'warn', 'msg': 'node01: the load sweep of http://h:1 failed: no request succeeded'}]
+    assert bench_findings('node01', 'http://h:1', {'failed': True})[0]['msg'].endswith('failed: ?')
+
+
+def test_secrets_message_says_names_never_values():
+    names = ['HF_TOKEN', 'VLLM_API_KEY']
+    assert secrets_message('/d/vllm-q.secrets', names, True, False) == (
+        '/d/vllm-q.secrets was written: HF_TOKEN=<redacted>, VLLM_API_KEY=<redacted> (the values are never shown)')
+    assert secrets_message('/d/s', names, True, True).startswith('/d/s would be written: ')
+    assert secrets_message('/d/s', names, False, True).startswith('/d/s unchanged: ')
+
+
+def test_report_entry_of_each_engine():
+    values = {'engine': 'mindie', 'service': 'mindie', 'path': '/c.json', 'vllm_dir': '/v'}
+    result = {'changes': [{'key': 'maxBatchSize'}], 'backup_file': '/c.json.1~'}
+    entry = report_entry('node01', 'R1', values, {'maxBatchSize': 64}, result, {'npuMemSize': 28}, None, [],
+                         {'levels': [{'concurrency': 1}]})
+    assert entry == {'host': 'node01', 'run': 'R1', 'engine': 'mindie', 'service': 'mindie', 'file': '/c.json',
+                     'settings': {'maxBatchSize': 64}, 'changes': [{'key': 'maxBatchSize'}], 'backup_file': '/c.json.1~',
+                     'npu_mem_size': {'npuMemSize': 28}, 'vllm_argv': None, 'vllm_env': None, 'findings': [],
+                     'load_sweep': [{'concurrency': 1}]}
+    vllm = report_entry('node01', 'R1', dict(values, engine='vllm', service='q'),
+                        launch={'argv': ['vllm', 'serve', 'm'], 'env_redacted': {'HF_TOKEN': '<redacted>'}})
+    assert vllm['file'] == '/v/vllm-q.sh' and vllm['settings'] == {} and vllm['changes'] == []
+    assert vllm['vllm_argv'] == ['vllm', 'serve', 'm'] and vllm['vllm_env'] == {'HF_TOKEN': '<redacted>'}
+    assert vllm['backup_file'] is None and vllm['load_sweep'] is None and vllm['npu_mem_size'] is None
+    none = report_entry('node01', 'R1', dict(values, engine='none'))
+    assert none['file'] is None and none['findings'] == []

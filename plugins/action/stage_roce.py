@@ -1,0 +1,422 @@
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of npuops.ascend.stage_roce: the node's part of stage 4 (lossless RoCE) in one call per step, built
+around the node's record (plugins/plugin_utils/roce/record.py).
+
+``step: plan`` plans the change (hccn_config in check mode) and chooses the restore point's path on the controller;
+``step: change`` sets the ports in one pass or step by step, pings the ring neighbours at the new MTU, reads the ports
+back and verifies them; ``step: restore`` restores the node from its restore point when a node of its batch failed;
+``step: refused`` records a node the batch's precheck refused; ``step: stop`` (once) tells what a stopped batch left on
+every node; ``step: record`` writes the node's stage 4 record and report. A broken connection at any phase is caught
+and kept in the record with the phase (the node is neither failed nor unreachable for Ansible: the batch decides);
+every step returns the record (registered as ``roce_lossless_node``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.filter.core import to_nice_json
+
+try:  # ansible-core 2.19+: variables an action sets on its host, as set_fact sets them
+    from ansible.plugins.action import VariableLayer
+except ImportError:  # pragma: no cover - kept for a core without it
+    VariableLayer = None
+
+from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
+from ansible_collections.npuops.ascend.plugins.plugin_utils import store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import window
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import ring_neighbours
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.plan import port_config_subset
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
+    hccl_alignment_findings,
+    pfc_steady_findings,
+    roce_port_findings,
+)
+from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
+from ansible_collections.npuops.ascend.plugins.plugin_utils.switch.findings import switch_ecn_findings, switch_pfc_findings
+
+ROLE = 'roce_lossless'
+STAGE = 4
+ARGUMENT_SPEC = dict(
+    step=dict(type='str', required=True, choices=['precheck', 'plan', 'change', 'restore', 'refused', 'stop', 'record']),
+    run_dir=dict(type='path', required=True),
+    run_id=dict(type='str', required=True),
+    record=dict(type='raw'),
+    records=dict(type='dict', default={}),
+    batch=dict(type='list', elements='str'),
+    hosts=dict(type='list', elements='str'),
+    want=dict(type='list', elements='dict', default=[]),
+    steps=dict(type='str', choices=['together', 'stepwise'], default='together'),
+    addresses=dict(type='str', choices=['check', 'apply', 'ignore'], default='check'),
+    allow_busy=dict(type='bool', default=False),
+    timeout=dict(type='int', default=60),
+    link_timeout=dict(type='int', default=60),
+    counter_queries=dict(type='list', elements='str', default=[]),
+    backup_dir=dict(type='str', default='/var/lib/npuops/backup'),
+    devices=dict(type='list', elements='raw', default=[]),
+    intent=dict(type='dict', default={}),
+    ping=dict(type='bool', default=True),
+    ping_count=dict(type='int', default=3),
+    ports=dict(type='dict', default={}),
+    plan=dict(type='list', elements='dict'),
+    phases=dict(type='list', elements='str'),
+    stop_with_batch=dict(type='bool', default=False),
+    lldp=dict(type='bool', default=False),
+    done_hosts=dict(type='list', elements='str', default=[]),
+    before=dict(type='raw'),
+    blockers=dict(type='list', elements='dict', default=[]),
+    hccl_env=dict(type='dict', default={}),
+    hccl_env_file=dict(type='str', default='the HCCL env file'),
+    pfc_max_pause_ms_per_s=dict(type='float', default=100.0),
+    switch_check=dict(type='str', choices=['fail', 'warn', 'off'], default='fail'),
+    restore=dict(type='bool', default=True),
+    task=dict(type='str'),
+    msg=dict(type='str'),
+    lost=dict(type='bool', default=False),
+    reason=dict(type='str'),
+    findings=dict(type='list', elements='dict', default=[]),
+    switch_findings=dict(type='list', elements='dict'),
+    ecn=dict(type='dict'),
+    gate=dict(type='bool', default=True),
+    report=dict(type='bool', default=True),
+)
+
+
+class ActionModule(StageAction):
+    """Stage 4 on a node: plan, change, restore, and the record every step keeps."""
+
+    NAME = 'stage_roce'
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+
+    # ---- running the node's modules ----------------------------------------------------------------------------
+
+    def _remove_tmp_path(self, tmp_path, force=False):
+        try:
+            return super()._remove_tmp_path(tmp_path, force)
+        except AnsibleConnectionFailure:  # the connection broke: the record says so, the temporary files stay
+            return False
+
+    def _module(self, name, args, task_vars, out, check_mode=None, diff=None):
+        """One module run; a broken connection is a result with ``unreachable`` (as ignore_unreachable registers it).
+        Its diff and warnings go up into the action's result ``out``."""
+        saved = (self._task.check_mode, self._task.diff)
+        if check_mode is not None:
+            self._task.check_mode = check_mode
+        if diff is not None:
+            self._task.diff = diff
+        try:
+            result = dict(self.run_module(name, args, task_vars))
+        except AnsibleConnectionFailure as exc:
+            result = {'unreachable': True, 'changed': False, 'msg': to_native(exc)}
+        finally:
+            self._task.check_mode, self._task.diff = saved
+        if result.get('unreachable'):
+            result.setdefault('msg', 'no answer')
+            return result
+        for key in ('warnings', 'deprecations'):
+            if result.get(key):
+                out.setdefault(key, []).extend(result[key])
+        if result.get('diff') and (diff is None or diff):
+            diffs = result['diff'] if isinstance(result['diff'], list) else [result['diff']]
+            out.setdefault('diff', []).extend(diffs)
+        return result
+
+    def _set_facts(self, out, facts):
+        """Set variables of the node the way set_fact does (for this play and the later ones of the run)."""
+        if VariableLayer is not None:
+            try:
+                self.register_host_variables(facts, VariableLayer.EPHEMERAL_FACT)
+                return
+            except (RuntimeError, AttributeError, LookupError, ReferenceError):  # no task context (a unit test)
+                pass
+        out['ansible_facts'] = facts
+
+    @staticmethod
+    def _own_record(args, task_vars):
+        host = task_vars.get('inventory_hostname')
+        return rec.copy_record(args['record'] if isinstance(args['record'], dict) else None, host, args['steps'])
+
+    def _finish(self, record, out=None, changed=False):
+        out = dict(out or {})
+        out.update(changed=bool(changed), record=record,
+                   msg='%s: %s' % (record['host'], (record.get('failure') or {}).get('msg') or
+                                   ('done' if record.get('done') else 'recorded')))
+        return out
+
+    # ---- steps -------------------------------------------------------------------------------------------------
+
+    def step_precheck(self, args, run_id, task_vars):
+        host = task_vars.get('inventory_hostname')
+        out = {}
+        switch = args['switch_check'] != 'off'
+        read = self._module('health_info', dict(
+            # MTU, PFC and the DSCP map are read once, by the plan of the change
+            port_queries=['link', 'ip'] + (['lldp'] if switch else []), npu_subset=['processes'], ecc_again=False,
+            host=False, env_files=[args['hccl_env_file']], devices=args['devices'], timeout=args['timeout']),
+            task_vars, out)
+        before = rec.precheck_parts(read)[0]
+        blockers = rec.precheck_blockers(read, host, args['plan'], args['allow_busy'], args['switch_check'],
+                                         int(args['intent'].get('mtu', 9000)))
+        facts = dict(roce_lossless_precheck_health=read, roce_lossless_before=before, roce_lossless_blockers=blockers)
+        if args['lldp']:  # the neighbour map of the switch files: the precheck's LLDP, else a read of its own
+            lldp_read = None
+            if not rec.has_lldp(before):
+                lldp_read = self._module('hccn_info', dict(queries=['lldp'], devices=args['devices'],
+                                                           timeout=args['timeout']), task_vars, out)
+            facts['roce_lossless_lldp_node'] = {'node': host, 'devices': rec.lldp_devices(before, lldp_read)}
+        self._set_facts(out, facts)
+        stops = [b for b in blockers if b.get('severity') == 'fail']
+        out.update(changed=False, blockers=blockers,
+                   msg='%s: %d finding(s) stop the change' % (host, len(stops)) if stops else '%s: ready' % host)
+        return out
+
+    def step_plan(self, args, run_id, task_vars):
+        record = self._own_record(args, task_vars)
+        if record.get('failure'):  # refused by the batch's precheck: nothing is planned
+            return self._finish(record)
+        out = {}
+        host = record['host']
+        plan = self._module('hccn_config', dict(
+            config=args['want'], allow_busy=args['allow_busy'], timeout=args['timeout'],
+            # one pass: when nothing is to change, this is the first read of the pause counters (else the set's own)
+            read_after=args['counter_queries'] if args['steps'] == 'together' else []),
+            task_vars, out, check_mode=True, diff=False)
+        record['plan'] = rec.plan_part(plan)
+        record['pending'] = rec.pending(plan)
+        if 'read' in plan:
+            record['plan_read'] = {'read': plan['read'], 'read_at': plan.get('read_at')}
+        record['failure'] = rec.step_failure(host, 'plan', plan)
+        if record['pending']:
+            record['restore_point']['planned'] = rec.backup_path(args['backup_dir'], host, run_id)
+        if not rec.unreachable(plan):
+            out['plan'] = record['plan']  # what the change ticket of the batch shows of this node
+        return self._finish(record, out)
+
+    def step_refused(self, args, run_id, task_vars):
+        record = self._own_record(args, task_vars)
+        if not record.get('failure'):
+            record['failure'] = rec.refused_failure(args['task'], args['msg'], args['lost'], args['reason'])
+        return self._finish(record)
+
+    def step_change(self, args, run_id, task_vars):
+        record = self._own_record(args, task_vars)
+        batch = args['batch'] if args['batch'] is not None else list(task_vars.get('ansible_play_batch') or [])
+        if record.get('failure') or not rec.batch_planned(args['records'], batch):
+            return self._finish(record)
+        if args['stop_with_batch'] and rec.batch_failed(rec.other_records(args['records'], record['host']), batch):
+            # a play with any_errors_fatal (site.yml): another node of the batch failed, so this one goes no further;
+            # it is restored with the batch and the stop names the node that failed
+            return self._finish(record)
+        out = {}
+        state = dict(record.get('state') or {})
+        changed = False
+        for phase in rec.change_phases(args['steps'], args['phases']):
+            changed = getattr(self, '_phase_' + phase)(args, task_vars, record, state, batch, out) or changed
+            if record.get('failure'):
+                break
+        record['state'] = state
+        return self._finish(record, out, changed)
+
+    def _broke(self, record, phase, result, restore=None):
+        """Keep the failure of a phase in the record; True when the node broke there."""
+        failure = rec.step_failure(record['host'], phase, result, restore)
+        if failure:
+            record['failure'] = failure
+        return bool(failure)
+
+    def _set_step(self, args, task_vars, record, out, phase, keys, link=True, together=False):
+        """One set of the change: the one-pass set of every setting, or one step of the stepwise change."""
+        point = record['restore_point']
+        module_args = dict(config=rec.step_config(args['want'], keys, args['addresses'] if together else None),
+                           allow_busy=args['allow_busy'], timeout=args['timeout'])
+        if link:
+            module_args['link_timeout'] = args['link_timeout']
+        if together:
+            module_args.update(backup=True, backup_dir=args['backup_dir'],
+                               backup_name=os.path.basename(point['planned']), read_after=args['counter_queries'])
+        elif point.get('file'):
+            module_args['restore_point'] = point['file']
+        result = self._module('hccn_config', module_args, task_vars, out)
+        record['changed_devices'] = sorted(set(record.get('changed_devices') or []) | set(result.get('changed_devices') or []))
+        record['change'].update(rec.changed_by_step(phase, result, together=together))
+        if together:
+            point['file'] = result.get('backup_file')
+        self._broke(record, phase, result, point['planned'] if together else point.get('file'))
+        return result
+
+    def _phase_set(self, args, task_vars, record, state, batch, out):
+        if not record['pending']:
+            return False
+        result = self._set_step(args, task_vars, record, out, 'set', None, together=True)
+        state['step_all'] = dict((key, result[key]) for key in ('after', 'read', 'read_at') if key in result)
+        state['mtu_changed'] = bool(result.get('changed'))
+        return bool(result.get('changed'))
+
+    def _phase_restore_point(self, args, task_vars, record, state, batch, out):
+        if not record['pending']:
+            return False
+        point = record['restore_point']
+        result = self._module('hccn_config', dict(
+            state='gathered', config=port_config_subset(args['want'], 'device'), backup=True,
+            backup_dir=args['backup_dir'], backup_name=os.path.basename(point['planned']), timeout=args['timeout']),
+            task_vars, out)
+        point['file'] = result.get('backup_file')
+        self._broke(record, 'restore_point', result)
+        return False
+
+    def _phase_address(self, args, task_vars, record, state, batch, out):
+        if not record['pending'] or args['addresses'] != 'apply':
+            return False
+        return bool(self._set_step(args, task_vars, record, out, 'address', ['address', 'netmask'], link=False)
+                    .get('changed'))
+
+    def _phase_mtu(self, args, task_vars, record, state, batch, out):
+        if not record['pending']:
+            return False
+        result = self._set_step(args, task_vars, record, out, 'mtu', 'mtu')
+        state['mtu_changed'] = bool(result.get('changed'))
+        return bool(result.get('changed'))
+
+    def _phase_pfc(self, args, task_vars, record, state, batch, out):
+        if not record['pending']:
+            return False
+        result = self._set_step(args, task_vars, record, out, 'pfc', 'pfc_priorities')
+        state['pfc_changed'] = bool(result.get('changed'))
+        return bool(result.get('changed'))
+
+    def _phase_pfc_first(self, args, task_vars, record, state, batch, out):
+        queries = args['counter_queries']
+        if queries and not (self.check_mode and state.get('pfc_changed')):
+            read = self._module('hccn_info', dict(queries=queries, devices=args['devices'], timeout=args['timeout']),
+                                task_vars, out)
+            if self._broke(record, 'pfc_first', read):
+                return False
+            state['pfc_first'] = read
+        state['pfc_first_at'] = time.time()
+        return False
+
+    def _phase_dscp_to_tc(self, args, task_vars, record, state, batch, out):
+        if not record['pending']:
+            return False
+        return bool(self._set_step(args, task_vars, record, out, 'dscp_to_tc', 'dscp_to_tc', link=False).get('changed'))
+
+    def _phase_ping(self, args, task_vars, record, state, batch, out):
+        """The jumbo ping: every NPU to the same NPU of its ring neighbours that are at the new MTU already."""
+        host, check_mode = record['host'], self.check_mode
+        together = args['steps'] == 'together'
+        hosts = args['hosts'] if args['hosts'] is not None else list(task_vars.get('ansible_play_hosts_all') or [])
+        ring = [h for h in hosts if h in list(args['done_hosts']) + list(batch)]
+        neighbours = ring_neighbours(ring, host)
+        if not (args['ping'] and neighbours and not (check_mode and state.get('mtu_changed'))):
+            return False
+        targets = [port.get('address') for other in neighbours for port in (args['ports'].get(other) or [])]
+        read_after = []
+        if together:  # after a one-pass change, the verification's reading in this module run
+            plan = rec.plan_with_read(record)
+            step_all = state.get('step_all') or {}
+            reads_back = rec.read_back(record['pending'], args['before'], plan)
+            first = rec.counters_first(check_mode, record['pending'], step_all, plan, {})[0]
+            read_after = rec.verify_queries(step_all, reads_back, first, args['counter_queries'])
+        ping = self._module('hccn_ping', dict(
+            mode='subnet', targets=targets, size=int(args['intent'].get('mtu')) - 28, count=args['ping_count'],
+            devices=args['devices'], fail_on_unreachable=True, timeout=args['timeout'], read_after=read_after),
+            task_vars, out)
+        record['ping'] = ping.get('summary')
+        if 'read' in ping and not ping.get('unreachable'):
+            state['ping_read'] = ping['read']
+        self._broke(record, 'ping', ping)
+        return False
+
+    def _phase_verify(self, args, task_vars, record, state, batch, out):
+        """The read-back (unless the jumbo ping read the ports right after its pings) and the verification."""
+        host, check_mode = record['host'], self.check_mode
+        before, plan, pending = args['before'], rec.plan_with_read(record), record['pending']
+        step_all = state.get('step_all') or {}
+        reads_back = rec.read_back(pending, before, plan)
+        first, first_at = rec.counters_first(check_mode, pending, step_all, plan, state.get('pfc_first') or {})
+        if first_at is None:
+            first_at = state.get('pfc_first_at') or 0
+        after = state.get('ping_read')
+        if after is None:
+            after = {}
+            queries = rec.verify_queries(step_all, reads_back, first, args['counter_queries'])
+            if queries:
+                after = self._module('hccn_info', dict(queries=queries, devices=args['devices'], timeout=args['timeout']),
+                                     task_vars, out)
+                if self._broke(record, 'read_back', after):
+                    return False
+        intent = args['intent']
+        ports = rec.port_readings(check_mode, pending, plan, after, step_all, reads_back, before)
+        seconds = max(time.time() - float(first_at or 0), 0.1)
+        has_first = isinstance(first, dict) and 'devices' in first
+        findings = list(rec.warnings_of(args['blockers']))
+        for reading in ports:
+            findings.extend(roce_port_findings(reading, intent, host, args['devices']))
+        alignment = hccl_alignment_findings(args['hccl_env'], intent, host, args['hccl_env_file'])
+        findings.extend(dict(f, severity='warn') for f in alignment)
+        if has_first:
+            findings.extend(pfc_steady_findings(first, after, seconds, host, intent.get('lossless_priority'),
+                                                args['pfc_max_pause_ms_per_s']))
+        record['findings'] = findings
+        record['port_settings'] = ports[-1]
+        record['switch_findings'] = (
+            switch_pfc_findings(first, after, seconds, host, intent.get('lossless_priority'), before,
+                                args['switch_check'])
+            if has_first and args['switch_check'] != 'off' else [])
+        # for the stages after this one and the cross-node checks: the port settings verified here (stage 5 checks
+        # HCCL_RDMA_SL/TC against them), the reading after the change (its CNP counters) and the switch findings
+        self._set_facts(out, dict(roce_lossless_port_settings=ports[-1], roce_lossless_after=after,
+                                  roce_lossless_switch_findings=record['switch_findings']))
+        failure = rec.verify_failure(host, findings)
+        if failure:
+            record['failure'] = failure
+        else:
+            record['done'] = True
+        return False
+
+    def step_restore(self, args, run_id, task_vars):
+        record = self._own_record(args, task_vars)
+        batch = args['batch'] if args['batch'] is not None else list(task_vars.get('ansible_play_batch') or [])
+        if not rec.needs_restore(record, args['records'], batch, args['restore']):
+            return self._finish(record)
+        out = {}
+        result = self._module('hccn_config', dict(
+            restore_from=record['restore_point']['file'], allow_busy=args['allow_busy'],
+            link_timeout=args['link_timeout'], timeout=args['timeout']), task_vars, out)
+        record['restore'] = rec.restore_part(result)
+        return self._finish(record, out, bool(result.get('changed')) and not result.get('unreachable'))
+
+    def step_stop(self, args, run_id, task_vars):
+        batch = args['batch'] if args['batch'] is not None else list(task_vars.get('ansible_play_batch') or [])
+        hosts = args['hosts'] if args['hosts'] is not None else list(task_vars.get('ansible_play_hosts_all') or [])
+        stop = window.window_stop_records(batch, args['records'], hosts, args['restore'])
+        stop['results'] = window.stop_results(stop)
+        return dict(stop, changed=False, msg=stop['message'])
+
+    def step_record(self, args, run_id, task_vars):
+        record = self._own_record(args, task_vars)
+        host = store.check_node(record['host'])
+        out = dict(changed=False, record=record)
+        if args['switch_findings'] is not None:
+            record['switch_findings'] = list(args['switch_findings'])
+        if args['ecn']:  # did the switch ports mark ECN under the benchmark (only a run at the gate tells)
+            ecn = args['ecn']
+            record['switch_findings'] = list(record.get('switch_findings') or []) + switch_ecn_findings(
+                ecn.get('first'), ecn.get('second'), host, args['intent'].get('lossless_priority', 4), args['before'],
+                ecn.get('severity') or 'warn')
+        if args['gate']:
+            findings = list(record.get('findings') or []) + list(record.get('switch_findings') or []) + args['findings']
+            stored = store.make_record(run_id, host, STAGE, ROLE, findings, check_mode=self.check_mode,
+                                       data=rec.record_data(record, args['blockers']))
+            out['path'] = store.write_record(args['run_dir'], stored)
+            out['msg'] = 'recorded stage %d (%s) of %s: %s' % (STAGE, ROLE, host, stored['status'])
+        if args['report']:
+            report = rec.node_report(record, host, run_id, self.check_mode, args['steps'])
+            write_reports(os.path.join(args['run_dir'], 'stage4-roce_lossless'),
+                          [{'name': '%s.json' % host, 'content': to_nice_json(report) + '\n'}])
+        return out

@@ -1,0 +1,253 @@
+"""npuops.ascend.stage_hccl_env: stage 5 on each node - the check of the settings and of what the node has at the file's
+path (nothing read when the settings are not usable), then the file written by the copy action, loaded in sh (not in a
+dry run that would change it), checked against the ports stage 4 gave or one hccn_info read, the node's record and its
+JSON report. The node's modules and the copy action answer from tables."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.npuops.ascend.plugins.action import stage_hccl_env as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, store
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import info, port
+
+RUN = 'R1'
+H = 'node02'
+PATH = '/etc/profile.d/npuops-hccl.sh'
+FILE = {'path': PATH, 'owner': 'root', 'group': 'root', 'mode': '0644'}
+VALUES = {'connect_timeout': 1200, 'buffsize': 200, 'rdma_sl': 4, 'rdma_tc': 132, 'task_queue_enable': 2}
+CONTEXT = {'node_count': 2, 'lossless_priority': 4, 'lossless_dscp': 33}
+INTENT = {'lossless_dscp': 33, 'lossless_tc': 3}
+REGULAR = {'changed': False, 'stat': {'exists': True, 'islnk': False, 'isreg': True, 'mode': '0644', 'uid': 0}}
+LINK = {'changed': False, 'stat': {'exists': True, 'islnk': True, 'isreg': False, 'lnk_target': '/root/x.sh'}}
+DIRECTORY = {'changed': False, 'stat': {'exists': True, 'isdir': True, 'mode': '0755', 'uid': 0, 'pw_name': 'root'}}
+NO_GROUP = {'changed': False, 'ansible_facts': {'getent_group': {'nosuchgroup': None}}}
+LOADED = 'PATH=/bin\nHCCL_CONNECT_TIMEOUT=1200\nHCCL_BUFFSIZE=200\nHCCL_RDMA_SL=4\nHCCL_RDMA_TC=132\nTASK_QUEUE_ENABLE=2\n'
+
+
+def modules(table):
+    """answer(module_name) from a table."""
+    def answer(name):
+        return table[name]
+    return answer
+
+
+def check_step(table, calls, file=None, values=None):
+    """The check step; a stat answers by whether it follows links: ``table['path']`` (no) or ``table['dir']``."""
+    args = dict(step='check', values=values or VALUES, context=CONTEXT, file=file or FILE)
+    plugin = stage_actions.make_action(action.ActionModule, args)
+
+    def execute(module_name, module_args, task_vars):
+        calls.append((module_name, module_args))
+        if module_name == 'ansible.legacy.stat':
+            return dict(table['path' if not module_args['follow'] else 'dir'])
+        return dict(table[module_name])
+
+    plugin._execute_module = execute
+    return stage_actions.run_step(plugin, {'inventory_hostname': H})
+
+
+def checked(**changes):
+    result = hccl_env.check_result(hccl_env.hccl_env(VALUES, CONTEXT, FILE), True)
+    result.update(changes)
+    return result
+
+
+def node_step(tmp_path, written, table, check_mode=False, calls=None, task_vars=None, **extra):
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, result=checked(), intent=INTENT, **extra)
+    calls = calls if calls is not None else []
+    plugin = stage_actions.make_action(action.ActionModule, args, check_mode, modules(table), calls)
+    copy_action = mock.MagicMock()
+    copy_action.run.return_value = dict(written)
+    plugin._shared_loader_obj = mock.MagicMock()
+    plugin._shared_loader_obj.action_loader.get.return_value = copy_action
+    plugin._task.copy.return_value = mock.MagicMock()
+    result = stage_actions.run_step(plugin, dict(task_vars or {}, inventory_hostname=H))
+    return result, plugin, copy_action
+
+
+def read_json(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+# ---- step check ----------------------------------------------------------------------------------------------------
+
+def test_the_check_reads_the_path_and_its_directory_and_not_the_root_group():
+    calls = []
+    result = check_step({'path': REGULAR, 'dir': DIRECTORY}, calls)
+    assert [name for name, _args in calls] == ['ansible.legacy.stat', 'ansible.legacy.stat']
+    assert calls[0][1] == hccl_env.stat_args(PATH, False) and calls[1][1] == hccl_env.stat_args('/etc/profile.d', True)
+    assert result['problems'] == [] and result['settings_usable'] is True and result['file'] == FILE
+    assert result['env'] == hccl_env.hccl_env(VALUES, CONTEXT, FILE)['env'] and result['changed'] is False
+    assert 'failed' not in result
+
+
+def test_the_check_looks_up_another_group_and_names_a_missing_one():
+    calls = []
+    result = check_step({'path': REGULAR, 'dir': DIRECTORY, 'ansible.legacy.getent': NO_GROUP}, calls,
+                        file=dict(FILE, group='nosuchgroup'))
+    assert calls[-1] == ('ansible.legacy.getent', {'database': 'group', 'key': 'nosuchgroup', 'fail_key': False})
+    assert [p['variable'] for p in result['problems']] == ['hccl_env_group'] and result['file'] is None
+    assert result['settings_usable'] is True and 'failed' not in result   # the role's assert names every node
+
+
+def test_a_link_at_the_path_is_a_problem_of_the_node():
+    result = check_step({'path': LINK, 'dir': DIRECTORY}, [])
+    assert result['problems'][0]['problem'].startswith(
+        "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a symbolic link to '/root/x.sh'")
+    assert result['settings_usable'] is True
+
+
+def test_settings_with_problems_read_nothing_on_the_node():
+    calls = []
+    result = check_step({}, calls, file=dict(FILE, mode='0666'), values=dict(VALUES, buffsize=0))
+    assert calls == []
+    assert result['settings_usable'] is False and len(result['problems']) == 2 and result['file'] is None
+    assert 'failed' not in result
+
+
+def test_the_check_needs_its_settings():
+    with pytest.raises(AnsibleActionFail) as error:
+        stage_actions.run_step(stage_actions.make_action(action.ActionModule, {'step': 'check', 'values': VALUES}),
+                               {'inventory_hostname': H})
+    assert str(error.value) == 'stage_hccl_env: step check needs file'
+
+
+# ---- step node -----------------------------------------------------------------------------------------------------
+
+def test_the_node_step_writes_loads_reads_the_ports_and_records(tmp_path):
+    calls = []
+    written = {'changed': True, 'diff': [{'after': 'x'}], 'dest': PATH}
+    table = {'ansible.legacy.command': {'changed': True, 'rc': 0, 'stdout': LOADED},
+             'npuops.ascend.hccn_info': info()}
+    result, plugin, copy_action = node_step(tmp_path, written, table, calls=calls, devices=[0, 1], timeout=30)
+    # the copy action, with the checked settings and the text of the file
+    loader_args = plugin._shared_loader_obj.action_loader.get.call_args
+    assert loader_args[0] == ('ansible.legacy.copy',)
+    new_task = loader_args[1]['task']
+    assert new_task.args == hccl_env.file_copy_args(checked())
+    assert result['changed'] is True and result['diff'] == written['diff'] and 'failed' not in result
+    assert result['written'] == {'changed': True, 'dest': PATH}   # the diff is shown once
+    # the load (never a change) and one port read
+    assert calls == [('ansible.legacy.command', hccl_env.load_args(PATH)),
+                     ('npuops.ascend.hccn_info', {'queries': ['pfc', 'dscp_to_tc'], 'timeout': 30, 'devices': [0, 1]})]
+    assert result['loaded']['changed'] is False
+    assert result['findings'] == []
+    record = read_json(tmp_path / RUN / 'nodes' / H / 'stage5.json')
+    assert record == result['record'] and record['status'] == 'passed' and record['role'] == 'hccl_env'
+    assert record['data'] == {'changed': True, 'env': checked()['env']}
+    report = read_json(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H))
+    assert report == hccl_env.node_report(H, RUN, checked(), True, [])
+    with open(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H), encoding='utf-8') as handle:
+        assert handle.read().startswith('{\n    "advice"')   # the layout of to_nice_json
+    assert result['msg'] == 'recorded stage 5 (hccl_env) of node02: passed'
+
+
+def test_a_value_lost_in_the_shell_and_a_port_that_differs_are_findings(tmp_path):
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED.replace('HCCL_BUFFSIZE=200\n', '')},
+             'npuops.ascend.hccn_info': info(npu3=port(pfc_priorities=[3]))}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table)
+    assert [(f['device'], f['check']) for f in result['findings']] == [(None, 'HCCL_BUFFSIZE'), (3, 'HCCL_RDMA_SL')]
+    assert result['record']['status'] == 'failed' and result['changed'] is False and 'failed' not in result
+
+
+def test_stage_4s_port_settings_are_used_instead_of_a_read(tmp_path):
+    calls = []
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED}}
+    settings = [dict(port(pfc_priorities=[2]), device=0)]
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table, calls=calls, port_settings=settings)
+    assert [name for name, _args in calls] == ['ansible.legacy.command']
+    assert [(f['device'], f['check']) for f in result['findings']] == [(0, 'HCCL_RDMA_SL')]
+    # given as null: nothing to check, and still no read
+    calls = []
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table, calls=calls, port_settings=None)
+    assert [name for name, _args in calls] == ['ansible.legacy.command'] and result['findings'] == []
+
+
+def test_ports_that_cannot_be_read_are_a_warning_not_a_failure(tmp_path):
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED},
+             'npuops.ascend.hccn_info': {'failed': True, 'msg': 'hccn_tool not found'}}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table)
+    assert 'failed' not in result and result['ports']['failed'] is False
+    assert [(f['check'], f['severity']) for f in result['findings']] == [('ports', 'warn')]
+    assert 'hccn_tool not found' in result['findings'][0]['msg']
+
+
+def test_ports_not_checked_are_not_read(tmp_path):
+    calls = []
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED}}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table, calls=calls, check_ports=False)
+    assert [name for name, _args in calls] == ['ansible.legacy.command'] and 'ports' not in result
+
+
+def test_a_dry_run_that_would_change_the_file_does_not_load_it(tmp_path):
+    calls = []
+    table = {'npuops.ascend.hccn_info': info()}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': True, 'diff': {'after': 'x'}}, table, check_mode=True,
+                                       calls=calls)
+    assert [name for name, _args in calls] == ['npuops.ascend.hccn_info'] and 'loaded' not in result
+    assert result['changed'] is True and result['record']['check_mode'] is True
+    assert result['record']['data']['changed'] is True
+
+
+def test_a_dry_run_without_a_change_loads_the_file_outside_check_mode(tmp_path):
+    seen = []
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED}, 'npuops.ascend.hccn_info': info()}
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, result=checked(), intent=INTENT)
+    plugin = stage_actions.make_action(action.ActionModule, args, True, modules(table))
+
+    def execute(module_name, module_args, task_vars):
+        seen.append((module_name, plugin._task.check_mode))
+        return dict(table[module_name])
+
+    plugin._execute_module = execute
+    plugin._shared_loader_obj = mock.MagicMock()
+    plugin._shared_loader_obj.action_loader.get.return_value.run.return_value = {'changed': False}
+    result = stage_actions.run_step(plugin, {'inventory_hostname': H})
+    assert seen == [('ansible.legacy.command', False), ('npuops.ascend.hccn_info', True)]
+    assert plugin._task.check_mode is True and result['findings'] == []
+
+
+def test_a_failed_write_stops_the_node_before_anything_else(tmp_path):
+    calls = []
+    result, _plugin, _copy = node_step(tmp_path, {'failed': True, 'msg': 'chown failed'}, {}, calls=calls)
+    assert result['failed'] is True and result['msg'] == 'chown failed' and calls == []
+    assert not (tmp_path / RUN / 'nodes').exists()
+
+
+def test_a_file_the_shell_cannot_load_fails_the_node(tmp_path):
+    table = {'ansible.legacy.command': {'failed': True, 'rc': 2, 'msg': 'non-zero return code', 'stderr': 'syntax'}}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': True}, table)
+    assert result['failed'] is True and result['rc'] == 2 and result['msg'] == 'non-zero return code'
+    assert result['changed'] is True and not (tmp_path / RUN / 'nodes').exists()
+
+
+def test_no_report_when_it_is_off(tmp_path):
+    table = {'ansible.legacy.command': {'rc': 0, 'stdout': LOADED}, 'npuops.ascend.hccn_info': info()}
+    result, _plugin, _copy = node_step(tmp_path, {'changed': False}, table, report=False)
+    assert 'report' not in result and not (tmp_path / RUN / 'stage5-hccl_env').exists()
+    assert store.read_record(str(tmp_path / RUN), RUN, H, 5)[0]['status'] == 'passed'
+
+
+def test_a_result_with_problems_writes_nothing(tmp_path):
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN,
+                result=checked(problems=[{'problem': 'hccl_env_mode 438 is a number'}], file=None))
+    plugin = stage_actions.make_action(action.ActionModule, args, answer=modules({}))
+    plugin._shared_loader_obj = mock.MagicMock()
+    with pytest.raises(AnsibleActionFail) as error:
+        stage_actions.run_step(plugin, {'inventory_hostname': H})
+    assert 'this one has 1 problem(s): hccl_env_mode 438 is a number' in str(error.value)
+    assert not plugin._shared_loader_obj.action_loader.get.called
+
+
+def test_the_node_step_needs_the_run_and_the_result():
+    with pytest.raises(AnsibleActionFail) as error:
+        stage_actions.run_step(stage_actions.make_action(action.ActionModule, {'step': 'node', 'run_dir': '/tmp/x'}),
+                               {'inventory_hostname': H})
+    assert str(error.value) == 'stage_hccl_env: step node needs run_id, result'

@@ -1,0 +1,385 @@
+"""npuops.ascend.stage_numa: stage 6 in three steps - the settings and the run user before any change (check), the reads
+and the layout's record (read), and the node's work in one task (node): the governor, the run user, the map and the
+launcher through Ansible's own modules and actions, the launcher test, the undoing of a failed install, the record and
+the JSON report."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+
+from ansible_collections.npuops.ascend.plugins.action import stage_numa as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils.numa import RUN_USER_COMMENT
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
+
+RUN = 'R6'
+MAP = '/etc/npuops/numa-bind.json'
+LAUNCHER = '/usr/local/bin/npu-bind'
+SETTINGS = {'governor': 'performance', 'method': 'numactl', 'run_user': 'npuops', 'run_user_existing': 'refuse',
+            'npus_per_node': '2', 'max_swappiness': '10', 'thp_mode': 'never', 'host_severity': 'warn',
+            'aicore_sample_seconds': '0', 'map_path': MAP, 'launcher_path': LAUNCHER, 'launcher_python': '/usr/bin/python3'}
+NUMA = {'changed': False, 'nodes': [{'id': 6, 'cpus': [144, 145]}], 'cpus_total': 192,
+        'npu': {'0': {'numa_node': 6, 'cpus': [144, 145], 'cpu_affinity': '144-145'},
+                '1': {'numa_node': 6, 'cpus': [144, 145], 'cpu_affinity': '144-145'}}}
+BINDING = [{'npu': 0, 'numa_node': 6, 'cpus': '144-145'}, {'npu': 1, 'numa_node': 6, 'cpus': '144-145'}]
+HOST = {'changed': False, 'swappiness': 10, 'transparent_hugepage': 'never'}
+GOVERNOR = {'changed': True, 'before': {'0': 'ondemand', '1': 'ondemand'}, 'after': {'0': 'performance', '1': 'performance'},
+            'changed_cpus': '0-1', 'diff': {'before': 'ondemand\n', 'after': 'performance\n'}}
+PASSWD_ABSENT = {'ansible_facts': {'getent_passwd': {'npuops': None}}}
+GROUPS = {'ansible_facts': {'getent_group': {'root': ['x', '0', ''], 'wheel': ['x', '10', 'admin']}}}
+
+
+class Node:
+    """The node's answers: each module's result (or a list of results, one per call), and every call made."""
+
+    def __init__(self, **answers):
+        self.answers = dict({'npuops.ascend.numa_info': NUMA, 'npuops.ascend.host_info': HOST,
+                             'npuops.ascend.cpu_governor': GOVERNOR, 'ansible.legacy.getent:passwd': PASSWD_ABSENT,
+                             'ansible.legacy.getent:group': GROUPS, 'ansible.legacy.user': {'changed': True},
+                             'ansible.legacy.file': {'changed': False},
+                             'ansible.legacy.command': {'changed': True, 'rc': 0, 'stdout': 'npuops\n', 'stderr': ''},
+                             'copy': {'changed': True, 'dest': MAP, 'diff': [{'after_header': MAP}]},
+                             'template': {'changed': True, 'dest': LAUNCHER, 'diff': [{'after_header': LAUNCHER}]}},
+                            **answers)
+        self.calls = []
+        self.modes = []  # the check mode each module ran with
+        self.plugin = None
+
+    def answer(self, name):
+        answer = self.answers[name]
+        if isinstance(answer, list):
+            return answer.pop(0)
+        return answer
+
+    def module(self, name, args):
+        key = '%s:%s' % (name, args['database']) if name == 'ansible.legacy.getent' else name
+        self.calls.append((name, dict(args)))
+        self.modes.append((name, self.plugin._task.check_mode))
+        return dict(self.answer(key))
+
+
+def run(tmp_path, step, node, check_mode=False, host='node01', **extra):
+    args = dict(step=step, settings=dict(SETTINGS))
+    args.update(extra)
+    if step != 'check':
+        args.update(run_dir=str(tmp_path / RUN), run_id=RUN)
+    plugin = stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: {})
+    plugin._execute_module = lambda module_name, module_args, task_vars: node.module(module_name, module_args)
+    node.plugin = plugin
+
+    def get(name, task, **kwargs):
+        runner = mock.MagicMock()
+
+        def run_action(task_vars):
+            node.calls.append((name, dict(task.args)))
+            node.modes.append((name, plugin._task.check_mode))
+            return dict(node.answer(name.rsplit('.', 1)[-1] if not task.args.get('remote_src') else 'restore'))
+
+        runner.run.side_effect = run_action
+        return runner
+
+    plugin._shared_loader_obj = mock.MagicMock()
+    plugin._shared_loader_obj.action_loader.get.side_effect = get
+    plugin._task.copy.side_effect = lambda: mock.MagicMock(args={})
+    with mock.patch.object(action.time, 'sleep'):
+        return stage_actions.run_step(plugin, {'inventory_hostname': host, 'ansible_check_mode': check_mode})
+
+
+def names(node):
+    return [name for name, _args in node.calls]
+
+
+def read_json(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+# ---- check: the settings play ------------------------------------------------------------------------------------
+
+def test_check_refuses_bad_settings_before_reading_anything(tmp_path):
+    node = Node()
+    result = run(tmp_path, 'check', node, settings=dict(SETTINGS, run_user='root', max_swappiness=500))
+    assert result['failed'] is True and node.calls == []
+    assert result['msg'] == (
+        "node01: the stage 6 settings are not usable (2 problem(s)), so nothing was changed on any node: "
+        "numa_bind_run_user 'root': the workload must run as a non-root user; choose another user (default npuops) | "
+        "numa_bind_max_swappiness 500 is outside 0-200 (the kernel's range of vm.swappiness)")
+
+
+def test_check_reads_the_run_user_and_refuses_an_account_stage_6_did_not_create(tmp_path):
+    node = Node(**{'ansible.legacy.getent:passwd': {'ansible_facts': {'getent_passwd': {
+        'npuops': ['x', '1001', '1001', 'Someone', '/home/npuops', '/bin/bash']}}}})
+    result = run(tmp_path, 'check', node)
+    assert names(node) == ['ansible.legacy.getent', 'ansible.legacy.getent']
+    assert node.calls[0][1] == {'database': 'passwd', 'key': 'npuops', 'fail_key': False}
+    assert result['failed'] is True and result['msg'].endswith('. Nothing was changed on any node.')
+    assert result['msg'].startswith('node01: the run user npuops already exists (uid 1001, shell /bin/bash, '
+                                    "comment 'Someone') and stage 6 did not create it")
+    assert 'ansible_facts' not in result  # the reads set no fact
+
+
+def test_check_without_the_run_user_reads_nothing_and_a_missing_user_is_planned(tmp_path):
+    node = Node()
+    assert run(tmp_path, 'check', node, check_run_user=False) == {
+        'changed': False, 'msg': 'the stage 6 settings of node01 are usable'}
+    assert node.calls == []
+    result = run(tmp_path, 'check', node)
+    assert not result.get('failed') and result['run_user_plan']['manage'] is True
+    assert result['run_user_plan']['state'] == 'absent'
+
+
+def test_check_of_the_run_user_alone_skips_the_settings(tmp_path):
+    node = Node()
+    result = run(tmp_path, 'check', node, settings=dict(SETTINGS, max_swappiness=500), check_settings=False)
+    assert not result.get('failed') and names(node) == ['ansible.legacy.getent', 'ansible.legacy.getent']
+
+
+def test_a_group_list_that_cannot_be_read_is_a_warning_of_the_plan(tmp_path):
+    mine = ['x', '990', '990', RUN_USER_COMMENT, '/home/npuops', '/sbin/nologin']
+    node = Node(**{'ansible.legacy.getent:passwd': {'ansible_facts': {'getent_passwd': {'npuops': mine}}},
+                   'ansible.legacy.getent:group': {'failed': True, 'msg': 'no enumeration'}})
+    plan = run(tmp_path, 'check', node)['run_user_plan']
+    assert plan['manage'] is True and plan['state'] == 'created by stage 6'
+    assert plan['warnings'] == ['node01: the groups of the run user npuops could not be listed (getent group), so its '
+                                'membership of root, wheel, sudo, admin, docker, lxd, libvirt, disk, kmem, shadow was '
+                                'not checked']
+
+
+# ---- read: before any change ---------------------------------------------------------------------------------------
+
+def test_read_always_checks_the_settings(tmp_path):
+    node = Node()
+    result = run(tmp_path, 'read', node, settings=dict(SETTINGS, method='bogus'), check_settings=False)
+    assert result['failed'] is True and node.calls == []
+    assert "numa_bind_method 'bogus' is not a binding method" in result['msg']
+    assert not (tmp_path / RUN).exists()
+
+
+def test_read_records_the_layout_and_keeps_the_numa_info_keys(tmp_path):
+    node = Node()
+    result = run(tmp_path, 'read', node)
+    assert names(node) == ['npuops.ascend.numa_info', 'npuops.ascend.host_info', 'ansible.legacy.getent',
+                           'ansible.legacy.getent']
+    assert result['map'] == BINDING and result['nodes'] == NUMA['nodes'] and result['cpus_total'] == 192
+    assert result['numa']['npu'] == NUMA['npu'] and result['host_info']['swappiness'] == 10
+    record = read_json(tmp_path / RUN / 'nodes' / 'node01' / 'stage6.json')
+    assert record['status'] == 'passed' and record['data'] == {} and record['role'] == 'numa_bind'
+    assert result['changed'] is False and not result.get('failed')
+
+
+def test_a_layout_that_cannot_be_read_is_a_failed_record_not_a_failed_task(tmp_path):
+    node = Node(**{'npuops.ascend.numa_info': {'failed': True, 'msg': 'node01: numactl not found'}})
+    result = run(tmp_path, 'read', node, settings=dict(SETTINGS, host_severity='ignore'))
+    assert not result.get('failed') and result['map'] == [] and 'nodes' not in result
+    assert result['host_info'] == {'changed': False, 'skipped': True}
+    assert 'npuops.ascend.host_info' not in names(node)
+    record = read_json(result['path'])
+    assert record['status'] == 'failed'
+    assert record['failures'] == ['node01: the NUMA layout could not be read, so no NPU is bound and stage 6 changed nothing on '
+                                  'the node: node01: numactl not found']
+
+
+def test_read_refuses_the_run_user_before_the_record(tmp_path):
+    node = Node(**{'ansible.legacy.getent:passwd': {'ansible_facts': {'getent_passwd': {
+        'npuops': ['x', '0', '0', 'root', '/root', '/bin/bash']}}}})
+    result = run(tmp_path, 'read', node)
+    assert result['failed'] is True and 'it has uid 0 (root)' in result['msg']
+    assert not (tmp_path / RUN / 'nodes').exists()
+
+
+# ---- node: the changes -----------------------------------------------------------------------------------------------
+
+def read_result(tmp_path, node=None, **settings):
+    return run(tmp_path, 'read', node or Node(), settings=dict(SETTINGS, **settings))
+
+
+def test_the_node_step_runs_every_part_in_order_and_records_it(tmp_path):
+    read = read_result(tmp_path)
+    node = Node()
+    result = run(tmp_path, 'node', node, read=read)
+    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'ansible.legacy.file',
+                           'ansible.legacy.file', 'ansible.legacy.copy', 'ansible.legacy.template',
+                           'ansible.legacy.command']
+    calls = dict((name, args) for name, args in node.calls)
+    assert calls['ansible.legacy.user'] == {'name': 'npuops', 'system': True, 'shell': '/sbin/nologin',
+                                            'create_home': True, 'comment': RUN_USER_COMMENT}
+    assert [args['path'] for name, args in node.calls if name == 'ansible.legacy.file'] == ['/etc/npuops', '/usr/local/bin']
+    copy = calls['ansible.legacy.copy']
+    assert (copy['dest'], copy['mode'], copy['owner'], copy['group'], copy['backup']) == (MAP, '0644', 'root', 'root', True)
+    assert copy['content'].endswith('}\n') and copy['content'].startswith('{\n    "managed_by": "npuops.ascend')
+    assert json.loads(copy['content']) == {'managed_by': 'npuops.ascend (role numa_bind, stage 6)', 'method': 'numactl',
+                                           'run_user': 'npuops', 'visible_devices': False, 'npus_per_node': 2,
+                                           'npus': BINDING}
+    assert calls['ansible.legacy.template'] == {'src': 'npu-bind.j2', 'dest': LAUNCHER, 'owner': 'root', 'group': 'root',
+                                                'mode': '0755', 'backup': True}
+    assert calls['ansible.legacy.command'] == {'argv': [LAUNCHER, '0', '--', 'id', '-un']}
+    assert result['changed'] is True and result['findings'] == []
+    assert result['diff'] == [GOVERNOR['diff'], {'after_header': MAP}, {'after_header': LAUNCHER}]
+    record = read_json(result['path'])
+    assert record['status'] == 'passed'
+    assert record['data'] == {'npus': BINDING, 'governor_before': ['ondemand'], 'governor_after': ['performance'],
+                              'swappiness': 10, 'transparent_hugepage': 'never', 'launcher_test': 'runs as npuops',
+                              'changed': ['user', 'map', 'launcher', 'governor'], 'undone': [], 'backups': [],
+                              'aicore': {}}
+    report = read_json(result['report'])
+    assert result['report'] == str(tmp_path / RUN / 'stage6-numa_bind' / 'node01.json')
+    assert report['launcher_check'] == 'npuops\n' and report['governor']['wanted'] == 'performance'
+    assert report['changed'] == {'user': True, 'map': True, 'launcher': True, 'governor': True}
+    assert report['aicore'] is None and report['run_user_account'] == 'absent' and report['check_mode'] is False
+
+
+def test_a_second_run_changes_nothing(tmp_path):
+    read = read_result(tmp_path)
+    same = {'changed': False, 'diff': [{'before': 'x', 'after': 'x'}]}
+    node = Node(**{'npuops.ascend.cpu_governor': dict(GOVERNOR, changed=False, before=GOVERNOR['after']),
+                   'ansible.legacy.user': {'changed': False}, 'copy': same, 'template': same})
+    result = run(tmp_path, 'node', node, read=read)
+    assert result['changed'] is False and 'diff' not in result
+    assert read_json(result['path'])['data']['changed'] == []
+
+
+def test_a_failed_launcher_test_puts_back_the_map_and_removes_a_new_launcher(tmp_path):
+    read = read_result(tmp_path)
+    backup = MAP + '.123.2026-12-05@10:00:00~'
+    node = Node(**{'copy': {'changed': True, 'dest': MAP, 'backup_file': backup},
+                   'ansible.legacy.command': {'failed': True, 'rc': 1, 'stdout': '',
+                                              'stderr': 'taskset: failed to set pid 7\n', 'msg': 'non-zero return code'},
+                   'restore': {'changed': True}, 'ansible.legacy.file': [{'changed': False}, {'changed': False},
+                                                                         {'changed': True}]})
+    result = run(tmp_path, 'node', node, read=read)
+    assert not result.get('failed')
+    assert node.calls[-2:] == [('ansible.legacy.copy', {'src': backup, 'dest': MAP, 'remote_src': True, 'owner': 'root',
+                                                        'group': 'root', 'mode': '0644'}),
+                               ('ansible.legacy.file', {'path': LAUNCHER, 'state': 'absent'})]
+    assert result['restored'] == [{'path': MAP, 'backup': backup, 'action': 'restore', 'mode': '0644'},
+                                  {'path': LAUNCHER, 'backup': None, 'action': 'remove', 'mode': '0755'}]
+    record = read_json(result['path'])
+    assert record['status'] == 'failed'
+    assert record['failures'] == ['node01: %s did not run a test command as npuops (rc=1): taskset: failed to set pid 7. The files '
+                                  'of this run were undone: %s put back from %s; %s removed (it did not exist before)'
+                                  % (LAUNCHER, MAP, backup, LAUNCHER)]
+    assert record['data']['launcher_test'] == 'failed' and record['data']['undone'] == [MAP, LAUNCHER]
+    assert record['data']['backups'] == [backup]
+    report = read_json(result['report'])
+    assert report['backups'] == {'map': backup, 'launcher': None} and report['restored'] == result['restored']
+    assert result['launcher_check']['failed'] is False  # as a task with failed_when: false registered it
+
+
+def test_check_mode_skips_the_launcher_test_after_a_predicted_change(tmp_path):
+    read = read_result(tmp_path)
+    node = Node()
+    result = run(tmp_path, 'node', node, check_mode=True, read=read)
+    assert 'ansible.legacy.command' not in names(node)
+    assert result['launcher_check'] == {'changed': False, 'skipped': True}
+    record = read_json(result['path'])
+    assert record['check_mode'] is True and record['data']['launcher_test'] == 'skipped' and record['status'] == 'passed'
+    assert read_json(result['report'])['check_mode'] is True
+
+
+def test_check_mode_runs_the_launcher_test_for_real_when_nothing_would_change(tmp_path):
+    read = read_result(tmp_path)
+    node = Node(**{'ansible.legacy.user': {'changed': False}, 'copy': {'changed': False}, 'template': {'changed': False}})
+    result = run(tmp_path, 'node', node, check_mode=True, read=read)
+    modes = dict(node.modes)
+    assert modes['ansible.legacy.command'] is False  # check_mode: false for the test, as before
+    assert modes['ansible.legacy.copy'] is True and modes['ansible.legacy.user'] is True
+    assert node.plugin._task.check_mode is True  # put back after the test
+    assert result['launcher_check']['rc'] == 0 and read_json(result['path'])['data']['launcher_test'] == 'runs as npuops'
+
+
+def test_the_ai_core_samples_run_outside_check_mode(tmp_path):
+    read = read_result(tmp_path)
+    node = Node(**{'npuops.ascend.npu_info': {'devices': {}}})
+    run(tmp_path, 'node', node, check_mode=True, read=read, settings=dict(SETTINGS, aicore_sample_seconds='1'))
+    assert [mode for name, mode in node.modes if name == 'npuops.ascend.npu_info'] == [False, False]
+    assert dict(node.modes)['npuops.ascend.cpu_governor'] is True
+
+
+def test_the_run_user_is_retried_while_the_passwd_lock_is_held(tmp_path):
+    read = read_result(tmp_path)
+    lock = {'failed': True, 'msg': 'useradd: cannot lock /etc/passwd; try again later.'}
+    node = Node(**{'ansible.legacy.user': [lock, lock, {'changed': True}]})
+    result = run(tmp_path, 'node', node, read=read)
+    assert names(node).count('ansible.legacy.user') == 3 and result['user']['attempts'] == 3
+    assert not result.get('failed')
+
+
+def test_a_run_user_that_cannot_be_created_fails_the_node_with_its_own_message(tmp_path):
+    read = read_result(tmp_path)
+    lock = {'failed': True, 'msg': 'useradd: cannot lock /etc/passwd; try again later.'}
+    node = Node(**{'ansible.legacy.user': lock})
+    result = run(tmp_path, 'node', node, read=read, run_user_retries=2)
+    assert names(node) == ['npuops.ascend.cpu_governor'] + ['ansible.legacy.user'] * 3
+    assert result['failed'] is True and result['msg'] == lock['msg'] and result['attempts'] == 3
+    assert result['changed'] is True  # the governor was set before
+    assert read_json(tmp_path / RUN / 'nodes' / 'node01' / 'stage6.json')['data'] == {}  # the layout's record stays
+
+
+def test_an_account_the_read_step_does_not_manage_is_left_alone(tmp_path):
+    mine = ['x', '1001', '1001', 'Someone', '/home/npuops', '/bin/bash']
+    read = read_result(tmp_path, Node(**{'ansible.legacy.getent:passwd': {'ansible_facts': {'getent_passwd': {
+        'npuops': mine}}}}), run_user_existing='use')
+    node = Node()
+    result = run(tmp_path, 'node', node, read=read, settings=dict(SETTINGS, run_user_existing='use'))
+    assert 'ansible.legacy.user' not in names(node) and result['user'] == {'changed': False, 'skipped': True}
+    assert read_json(result['report'])['run_user_account'] == 'existing, used as it is'
+
+
+def test_without_governor_report_or_test(tmp_path):
+    read = read_result(tmp_path)
+    node = Node()
+    result = run(tmp_path, 'node', node, read=read, governor_enabled=False, verify=False, report=False)
+    assert 'npuops.ascend.cpu_governor' not in names(node) and 'ansible.legacy.command' not in names(node)
+    assert 'report' not in result and not (tmp_path / RUN / 'stage6-numa_bind').exists()
+    data = read_json(result['path'])['data']
+    assert data['governor_before'] == [] and data['launcher_test'] == 'skipped' and 'governor' not in data['changed']
+
+
+def test_the_ai_core_usage_is_sampled_before_and_after(tmp_path):
+    read = read_result(tmp_path)
+    usage = {'devices': {'0': {'usages': {'chips': [{'aicore_usage_pct': 40}]}}}}
+    node = Node(**{'npuops.ascend.npu_info': [usage, dict(usage, failed=True), usage,
+                                              {'devices': {'0': {'usages': {'chips': [{'aicore_usage_pct': 60}]}}}}]})
+    result = run(tmp_path, 'node', node, read=read, settings=dict(SETTINGS, aicore_sample_seconds='2'))
+    assert names(node)[:2] == ['npuops.ascend.npu_info'] * 2 and names(node)[-1] == 'npuops.ascend.npu_info'
+    assert result['aicore'] == {'before': {0: {'mean': 40.0, 'variance': 0.0, 'samples': 2}},
+                                'after': {0: {'mean': 50.0, 'variance': 100.0, 'samples': 2}}}
+    assert read_json(result['report'])['aicore']['after'] == {'0': {'mean': 50.0, 'variance': 100.0, 'samples': 2}}
+
+
+@pytest.mark.parametrize('part, answer', [('ansible.legacy.file', {'failed': True, 'msg': 'chown failed'}),
+                                          ('copy', {'failed': True, 'msg': 'Destination not writable'})])
+def test_a_part_that_fails_fails_the_node_with_its_own_result(tmp_path, part, answer):
+    read = read_result(tmp_path)
+    node = Node(**{part: answer})
+    result = run(tmp_path, 'node', node, read=read)
+    assert result['failed'] is True and result['msg'] == answer['msg']
+    assert 'ansible.legacy.template' not in names(node) and 'ansible.legacy.command' not in names(node)
+
+
+def test_skip_tags_leave_their_parts_out(tmp_path):
+    read = run(tmp_path, 'read', Node(), skip_tags=['numa_bind_host', 'numa_bind_launcher'],
+               settings=dict(SETTINGS, method='bogus'))
+    assert read['failed'] is True  # the settings are checked unless numa_bind_validate is skipped
+    node = Node()
+    read = run(tmp_path, 'read', node, skip_tags=['numa_bind_host', 'numa_bind_launcher', 'numa_bind_validate'],
+               settings=dict(SETTINGS, method='bogus'))
+    assert names(node) == ['npuops.ascend.numa_info'] and read['run_user_plan'] is None
+    assert read['host_info'] == {'changed': False, 'skipped': True} and 'record' in read
+    node = Node()
+    result = run(tmp_path, 'node', node, read=read, skip_tags=['numa_bind_launcher', 'numa_bind_governor'])
+    assert node.calls == [] and result['changed'] is False and result['findings'] == []
+    data = read_json(result['path'])['data']
+    assert data['launcher_test'] == 'skipped' and data['changed'] == [] and data['governor_after'] == []
+    assert read_json(result['report'])['governor']['wanted'] == 'performance'
+
+
+def test_skipping_the_gate_leaves_out_the_records_and_the_report(tmp_path):
+    read = run(tmp_path, 'read', Node(), skip_tags=['numa_bind_gate'])
+    assert 'record' not in read and not (tmp_path / RUN / 'nodes').exists()
+    node = Node()
+    result = run(tmp_path, 'node', node, read=read, skip_tags=['numa_bind_gate'])
+    assert 'ansible.legacy.command' in names(node) and 'record' not in result and 'report' not in result
+    assert not (tmp_path / RUN).exists()

@@ -1,0 +1,384 @@
+"""npuops.ascend.stage_roce: the node's part of stage 4 in one call per step - the plan in check mode with the restore
+point's path chosen on the controller, the change in one pass or step by step with the jumbo ping, the read-back and
+the verification, a broken connection at each phase kept in the record instead of failing the task, the restore of a
+failed batch, the stop from the records, and the store's record with the node's report."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.errors import AnsibleConnectionFailure
+
+from ansible_collections.npuops.ascend.plugins.action import stage_roce as action
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
+from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import INTENT, info
+
+RUN = 'R1'
+H = 'node02'
+HOSTS = ['node01', 'node02', 'node03']
+BACKUP = '/var/lib/npuops/backup/hccn-node02-R1.json'
+WANT = [{'device': d, 'mtu': 9000, 'pfc_priorities': [4], 'dscp_to_tc': [{'dscp': 33, 'tc': 3}]} for d in range(8)]
+BEFORE = [{'device': d, 'mtu': 1500, 'pfc_priorities': [], 'dscp_to_tc': [{'dscp': 33, 'tc': 2}]} for d in range(8)]
+PORTS = dict((host, [{'device': d, 'address': '10.20.%d.%d' % (d, n + 11), 'netmask': '255.255.255.0'}
+                     for d in range(2)]) for n, host in enumerate(HOSTS))
+PLAN = {'changed': True, 'before': BEFORE, 'after': WANT, 'commands': ['hccn_tool -i 0 -mtu -s 9000'], 'busy': []}
+SET_ALL = {'changed': True, 'changed_devices': list(range(8)), 'before': BEFORE, 'after': WANT, 'backup_file': BACKUP,
+           'read': info(), 'read_at': 1.0, 'diff': [{'before_header': 'NPU 0', 'before': 'mtu: 1500\n',
+                                                     'after': 'mtu: 9000\n'}]}
+PING = {'changed': False, 'summary': {'sent': 24, 'lost': 0}, 'read': info()}
+
+
+class Node:
+    """The node's modules: each call answered in turn from ``answers`` (a result, or an exception to raise), with the
+    module's name, its arguments and whether it ran in check mode recorded."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def bind(self, plugin):
+        def execute(module_name, module_args, task_vars):
+            self.calls.append((module_name.split('.')[-1], dict(module_args), plugin._task.check_mode))
+            answer = self.answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return dict(answer)
+        plugin._execute_module = execute
+        return plugin
+
+    def names(self):
+        return [call[0] for call in self.calls]
+
+
+def step(tmp_path, node, check_mode=False, host=H, **args):
+    args = dict(dict(run_dir=str(tmp_path / RUN), run_id=RUN), **args)
+    plugin = node.bind(stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: {}))
+    return stage_actions.run_step(plugin, {'inventory_hostname': host, 'ansible_play_batch': [host],
+                                           'ansible_play_hosts_all': HOSTS})
+
+
+def planned_record(tmp_path, steps='together'):
+    out = step(tmp_path, Node(PLAN), step='plan', want=WANT, steps=steps, counter_queries=['pfc_stat'])
+    return out['record']
+
+
+def change_args(record, **extra):
+    args = dict(step='change', record=record, records={H: record}, batch=[H], want=WANT, devices=list(range(8)),
+                intent=dict(INTENT), ports=PORTS, hosts=HOSTS, done_hosts=['node01'], before=info(),
+                counter_queries=['pfc_stat'])
+    args.update(extra)
+    return args
+
+
+# ---- plan -----------------------------------------------------------------------------------------------------------
+
+def test_the_plan_runs_in_check_mode_without_a_diff_and_names_the_restore_point(tmp_path):
+    node = Node(dict(PLAN, read={'devices': {}}, read_at=2.0))
+    out = step(tmp_path, node, step='plan', want=WANT, counter_queries=['pfc_stat'], backup_dir='/var/lib/npuops/backup/')
+    assert node.names() == ['hccn_config']
+    name, args, check_mode = node.calls[0]
+    assert check_mode is True and args['config'] == WANT and args['read_after'] == ['pfc_stat']
+    record = out['record']
+    assert record['pending'] is True and record['failure'] is None
+    assert record['restore_point'] == {'planned': BACKUP, 'file': None}
+    assert record['plan'] == dict((k, PLAN[k]) for k in ('before', 'after', 'commands', 'busy'))
+    assert out['plan'] == record['plan'] and out['changed'] is False and 'diff' not in out
+
+
+def test_a_plan_with_nothing_to_change_chooses_no_restore_point_and_stepwise_reads_nothing_with_it(tmp_path):
+    node = Node(dict(PLAN, commands=[]))
+    record = step(tmp_path, node, step='plan', want=WANT, steps='stepwise', counter_queries=['pfc_stat'])['record']
+    assert node.calls[0][1]['read_after'] == []
+    assert record['pending'] is False and record['restore_point']['planned'] is None
+
+
+def test_a_node_lost_at_its_plan_is_recorded_and_left_out_of_the_ticket(tmp_path):
+    out = step(tmp_path, Node(AnsibleConnectionFailure('ssh: connect to host node02: Connection refused')),
+               step='plan', want=WANT)
+    failure = out['record']['failure']
+    assert failure['phase'] == 'plan' and failure['lost'] is True and failure['stage'] == 'before'
+    assert failure['msg'] == 'node02: the connection broke before its change (ssh: connect to host node02: Connection refused)'
+    assert 'plan' not in out and out.get('failed') is not True and not out.get('unreachable')
+
+
+def test_a_node_the_precheck_refused_plans_nothing(tmp_path):
+    refused = step(tmp_path, Node(), step='refused', task='Check that no node stops the change (nothing has been set yet)',
+                   msg='node02 NPU 3: pid 30780 (python)')['record']
+    assert refused['failure']['phase'] == 'precheck' and refused['failure']['stage'] == 'before'
+    node = Node()
+    out = step(tmp_path, node, step='plan', record=refused, want=WANT)
+    assert node.calls == [] and out['record']['failure'] == refused['failure'] and 'plan' not in out
+
+
+# ---- change: one pass -----------------------------------------------------------------------------------------------
+
+def test_one_pass_sets_pings_the_done_neighbours_verifies_and_is_done(tmp_path):
+    record = planned_record(tmp_path)
+    node = Node(SET_ALL, PING)
+    out = step(tmp_path, node, **change_args(record))
+    assert node.names() == ['hccn_config', 'hccn_ping']  # the ping read the ports back itself
+    set_args, ping_args = node.calls[0][1], node.calls[1][1]
+    assert set_args['backup'] is True and set_args['backup_name'] == os.path.basename(BACKUP)
+    assert set_args['read_after'] == ['pfc_stat'] and set_args['config'] == [
+        dict((k, v) for k, v in entry.items() if k != 'address') for entry in WANT]
+    # node01 is done, node02 itself is in the batch, node03 is neither: only node01's ports are pinged
+    assert ping_args['targets'] == ['10.20.0.11', '10.20.1.11']
+    assert ping_args['size'] == 9000 - 28 and ping_args['read_after'] == ['link', 'pfc_stat']
+    record = out['record']
+    assert record['done'] is True and record['failure'] is None
+    assert record['restore_point']['file'] == BACKUP
+    assert record['change']['mtu'] == list(range(8)) and record['changed_devices'] == list(range(8))
+    assert record['ping'] == {'sent': 24, 'lost': 0}
+    assert [f for f in record['findings'] if f['severity'] == 'fail'] == []
+    assert out['changed'] is True and out['diff'] == SET_ALL['diff']
+    assert out['ansible_facts']['roce_lossless_port_settings'] == WANT  # what stage 5 reads
+
+
+def test_a_connection_broken_during_the_one_pass_set_names_the_planned_restore_point(tmp_path):
+    record = planned_record(tmp_path)
+    node = Node(AnsibleConnectionFailure('Connection reset by peer'))
+    out = step(tmp_path, node, **change_args(record))
+    assert node.names() == ['hccn_config']  # no ping, no read-back
+    failure = out['record']['failure']
+    assert failure['phase'] == 'set' and failure['lost'] is True
+    assert failure['msg'] == ('node02: the connection broke during its change (Connection reset by peer); its restore '
+                              'point is ' + BACKUP)
+    assert out['record']['done'] is False and out.get('failed') is not True
+
+
+def test_a_connection_broken_at_the_ping_is_after_the_change(tmp_path):
+    record = planned_record(tmp_path)
+    out = step(tmp_path, Node(SET_ALL, {'unreachable': True, 'msg': 'timed out'}), **change_args(record))
+    failure = out['record']['failure']
+    assert failure['phase'] == 'ping' and failure['msg'] == 'node02: the connection broke after its change (timed out)'
+    assert out['record']['change']['pfc'] == list(range(8))
+
+
+def test_ports_that_do_not_hold_the_intent_fail_the_node_at_the_verification(tmp_path):
+    record = planned_record(tmp_path)
+    bad = info(npu3={'link': 'UP'})
+    node = Node(dict(SET_ALL, after=[dict(e, mtu=1500) if e['device'] == 3 else e for e in WANT]), dict(PING, read=bad))
+    failure = step(tmp_path, node, **change_args(record))['record']['failure']
+    assert failure['phase'] == 'verify'
+    assert failure['msg'] == ('node02: the NPU ports do not hold the lossless intent after the change (1 problem(s)): '
+                              'node02 NPU 3: MTU is 1500, expected 9000 (npuops_mtu)')
+
+
+def test_nothing_changes_unless_every_node_of_the_batch_was_planned(tmp_path):
+    record = planned_record(tmp_path)
+    other = dict(record, host='node03', failure={'phase': 'plan', 'stage': 'before', 'msg': 'busy'})
+    node = Node()
+    out = step(tmp_path, node, **change_args(record, records={H: record, 'node03': other}, batch=[H, 'node03']))
+    assert node.calls == [] and out['record']['done'] is False and out['changed'] is False
+
+
+def test_a_tuned_node_is_verified_from_the_plan_and_the_precheck_and_reads_only_the_counters(tmp_path):
+    node = Node(dict(PLAN, commands=[], after=WANT, read=info(), read_at=1.0))
+    record = step(tmp_path, node, step='plan', want=WANT, counter_queries=['pfc_stat'])['record']
+    node = Node({'changed': False, 'summary': {}, 'read': info()})
+    out = step(tmp_path, node, **change_args(record))
+    assert node.names() == ['hccn_ping'] and node.calls[0][1]['read_after'] == ['pfc_stat']
+    assert out['record']['done'] is True and out['changed'] is False
+
+
+def test_check_mode_with_a_pending_change_verifies_the_plan_and_skips_the_jumbo_ping(tmp_path):
+    record = planned_record(tmp_path)
+    node = Node(dict(SET_ALL, read={}), {'changed': False, 'devices': {}})
+    out = step(tmp_path, node, check_mode=True, **change_args(record))
+    assert node.names() == ['hccn_config', 'hccn_info']  # the MTU is not set: no jumbo ping
+    assert node.calls[1][1]['queries'] == ['link']
+    assert out['record']['port_settings'] == WANT
+
+
+# ---- change: step by step -------------------------------------------------------------------------------------------
+
+def test_stepwise_follows_the_method_after_a_full_restore_point(tmp_path):
+    record = planned_record(tmp_path, steps='stepwise')
+    point = {'changed': False, 'backup_file': BACKUP}
+    mtu = {'changed': True, 'changed_devices': list(range(8))}
+    ping = {'changed': False, 'summary': {'sent': 24, 'lost': 0}}  # no read_after, no read
+    node = Node(point, mtu, ping, mtu, {'devices': {}}, {'changed': True, 'changed_devices': [0]}, info())
+    out = step(tmp_path, node, **change_args(record, steps='stepwise'))
+    assert node.names() == ['hccn_config', 'hccn_config', 'hccn_ping', 'hccn_config', 'hccn_info', 'hccn_config',
+                            'hccn_info']
+    assert node.calls[0][1]['state'] == 'gathered' and node.calls[0][1]['backup_name'] == os.path.basename(BACKUP)
+    assert [list(node.calls[i][1]['config'][0]) for i in (1, 3, 5)] == [
+        ['device', 'mtu'], ['device', 'pfc_priorities'], ['device', 'dscp_to_tc']]
+    assert all(node.calls[i][1]['restore_point'] == BACKUP for i in (1, 3, 5))
+    assert 'link_timeout' not in node.calls[5][1]  # the DSCP map does not bounce the link
+    assert node.calls[2][1]['read_after'] == []  # PFC and the DSCP map are read back after their steps
+    assert node.calls[6][1]['queries'] == ['link', 'mtu', 'pfc', 'dscp_to_tc', 'pfc_stat']
+    record = out['record']
+    assert record['change'] == {'address': [], 'mtu': list(range(8)), 'pfc': list(range(8)), 'dscp_to_tc': [0]}
+    assert record['done'] is True
+
+
+def test_stepwise_lost_before_its_first_set_and_during_its_pfc_step(tmp_path):
+    record = planned_record(tmp_path, steps='stepwise')
+    out = step(tmp_path, Node({'unreachable': True, 'msg': 'gone'}), **change_args(record, steps='stepwise'))
+    assert out['record']['failure']['msg'] == 'node02: the connection broke before its change (gone)'
+    assert out['record']['failure']['stage'] == 'change'
+    node = Node({'backup_file': BACKUP}, {'changed': True, 'changed_devices': [0]}, PING, AnsibleConnectionFailure('x'))
+    failure = step(tmp_path, node, **change_args(record, steps='stepwise'))['record']['failure']
+    assert failure['phase'] == 'pfc' and failure['task'] == 'Stop this node when the connection broke during the PFC step'
+    assert failure['msg'] == 'node02: the connection broke during its change (x); its restore point is ' + BACKUP
+
+
+# ---- restore, stop, record ------------------------------------------------------------------------------------------
+
+def test_a_failed_batch_restores_this_node_from_its_restore_point(tmp_path):
+    mine = planned_record(tmp_path)
+    mine['restore_point']['file'] = BACKUP
+    other = dict(planned_record(tmp_path), host='node03', failure={'phase': 'set', 'stage': 'change', 'msg': 'x'})
+    node = Node({'changed': True, 'changed_devices': [0, 1], 'failed': False, 'diff': []})
+    out = step(tmp_path, node, step='restore', record=mine, records={H: mine, 'node03': other}, batch=[H, 'node03'])
+    assert node.names() == ['hccn_config'] and node.calls[0][1]['restore_from'] == BACKUP
+    assert out['record']['restore'] == {'changed': True, 'changed_devices': [0, 1], 'failed': False}
+    assert out['changed'] is True
+    # a batch that did not fail, or the restore switched off: nothing runs
+    node = Node()
+    step(tmp_path, node, step='restore', record=mine, records={H: mine}, batch=[H])
+    step(tmp_path, node, step='restore', record=mine, records={H: mine, 'node03': other}, batch=[H, 'node03'],
+         restore=False)
+    assert node.calls == []
+
+
+def test_a_restore_that_fails_is_kept_in_the_record_and_does_not_fail_the_task(tmp_path):
+    mine = planned_record(tmp_path)
+    mine['restore_point']['file'] = BACKUP
+    mine['failure'] = {'phase': 'verify', 'stage': 'change', 'msg': 'x', 'lost': False}
+    out = step(tmp_path, Node(AnsibleConnectionFailure('gone')), step='restore', record=mine, records={H: mine},
+               batch=[H])
+    assert out['record']['restore']['unreachable'] is True and out.get('failed') is not True
+
+
+def test_the_stop_tells_every_node_from_the_records(tmp_path):
+    mine = planned_record(tmp_path)
+    mine['failure'] = {'task': 'Plan the change of the NPU ports (reads and compares, sets nothing)', 'msg': 'busy',
+                       'stage': 'before', 'phase': 'plan', 'lost': False}
+    done = dict(planned_record(tmp_path), host='node01', done=True)
+    out = step(tmp_path, Node(), step='stop', batch=[H], hosts=HOSTS, records={'node01': done, H: mine})
+    assert out['message'] == (
+        'Stage 4 stopped: nothing was set on node02: busy. node02: not restored: nothing was changed on it. Changed in '
+        'this batch: none. Restored: none. Done and verified in earlier batches (kept): node01. Not touched: node03. Fix '
+        'the cause and run again: nodes that already match change nothing.')
+    assert out['nodes']['node01']['state'] == 'done' and out['results']['node02']['stage4']['status'] == 'failed'
+    assert out['results']['node01']['stage4']['status'] == 'stopped'
+
+
+def test_the_record_step_writes_the_stage_4_record_and_the_report_of_the_node(tmp_path):
+    record = planned_record(tmp_path)
+    record['findings'] = [{'host': H, 'device': 0, 'check': 'mtu', 'severity': 'fail', 'msg': 'node02 NPU 0: m'}]
+    pod = [{'host': H, 'device': None, 'check': 'busbw', 'severity': 'warn', 'msg': 'node02: slow'},
+           {'host': 'node01', 'device': None, 'check': 'busbw', 'severity': 'warn', 'msg': 'node01: slow'}]
+    switch = [{'host': H, 'device': 1, 'check': 'switch_ecn', 'severity': 'warn', 'msg': 'node02 NPU 1: no ECN'}]
+    out = step(tmp_path, Node(), step='record', record=record, findings=pod, switch_findings=switch, steps='together')
+    with open(out['path'], encoding='utf-8') as handle:
+        stored = json.load(handle)
+    assert stored['stage'] == 4 and stored['role'] == 'roce_lossless' and stored['status'] == 'failed'
+    assert [f['msg'] for f in stored['findings']] == ['node02 NPU 0: m', 'node02 NPU 1: no ECN', 'node02: slow']
+    assert stored['data']['plan']['commands'] == PLAN['commands'] and stored['data']['switch_findings'] == switch
+    path = tmp_path / RUN / 'stage4-roce_lossless' / 'node02.json'
+    text = path.read_text(encoding='utf-8')
+    assert text.startswith('{\n    "after": ') and text.endswith('}\n')  # to_nice_json's layout
+    report = json.loads(text)
+    assert report['host'] == H and report['run'] == RUN and report['switch_findings'] == switch
+    assert report['commands'] == PLAN['commands']
+    os.unlink(str(path))
+    step(tmp_path, Node(), step='record', record=record, report=False)
+    assert not path.exists()
+
+
+# ---- precheck -------------------------------------------------------------------------------------------------------
+
+def test_the_precheck_reads_once_and_sets_what_the_assert_and_the_change_read(tmp_path):
+    read = {'changed': False, 'ports': info(npu2={'link': 'DOWN'}), 'npu': {'processes': []},
+            'env_files': {'/etc/profile.d/npuops-hccl.sh': {'variables': {'HCCL_RDMA_SL': '4'}}}}
+    node = Node(read, {'devices': {'0': {'lldp': {'system_name': 'leaf-01'}}}})
+    out = step(tmp_path, node, step='precheck', devices=list(range(8)), switch_check='off', lldp=True,
+               hccl_env_file='/etc/profile.d/npuops-hccl.sh', intent=dict(INTENT))
+    assert node.names() == ['health_info', 'hccn_info']  # no LLDP in the precheck: read for the switch files
+    args = node.calls[0][1]
+    assert args['port_queries'] == ['link', 'ip'] and args['npu_subset'] == ['processes'] and args['host'] is False
+    assert args['env_files'] == ['/etc/profile.d/npuops-hccl.sh']
+    facts = out['ansible_facts']
+    assert facts['roce_lossless_before'] == read['ports'] and facts['roce_lossless_precheck_health'] == read
+    assert [(f['device'], f['check']) for f in facts['roce_lossless_blockers']] == [(2, 'link')]
+    assert facts['roce_lossless_lldp_node'] == {'node': H, 'devices': {'0': {'lldp': {'system_name': 'leaf-01'}}}}
+    assert out['changed'] is False and out['msg'] == 'node02: 1 finding(s) stop the change'
+
+
+def test_a_node_the_precheck_cannot_reach_is_a_finding_not_a_failure(tmp_path):
+    node = Node(AnsibleConnectionFailure('no route to host'))
+    out = step(tmp_path, node, step='precheck', switch_check='fail', intent=dict(INTENT))
+    assert node.calls[0][1]['port_queries'] == ['link', 'ip', 'lldp']
+    facts = out['ansible_facts']
+    assert facts['roce_lossless_precheck_health']['unreachable'] is True
+    assert [f['check'] for f in facts['roce_lossless_blockers']] == ['reachable']
+    assert 'roce_lossless_lldp_node' not in facts and out.get('failed') is not True
+
+
+def test_the_record_step_checks_the_ecn_marks_of_the_benchmark(tmp_path):
+    record = planned_record(tmp_path)
+    first = {'devices': dict((str(d), {'stat': {'np_cnp_sent': 0, 'rp_cnp_handled': 0}}) for d in range(2))}
+    out = step(tmp_path, Node(), step='record', record=record, switch_findings=[], intent=dict(INTENT),
+               ecn={'first': first, 'second': first, 'severity': 'warn'})
+    assert out['record']['switch_findings'] and all(f['check'] == 'switch_ecn' for f in out['record']['switch_findings'])
+    assert all(f['severity'] == 'warn' for f in out['record']['switch_findings'])
+
+
+def test_stepwise_one_call_per_step_carries_the_record_from_step_to_step(tmp_path):
+    record = planned_record(tmp_path, steps='stepwise')
+    answers = {'restore_point': [{'backup_file': BACKUP}], 'address': [], 'mtu': [{'changed': True, 'changed_devices': [0]}],
+               'ping': [{'summary': {'sent': 1}}], 'pfc': [{'changed': True, 'changed_devices': [0]}],
+               'pfc_first': [{'devices': {}}], 'dscp_to_tc': [{'changed': False, 'changed_devices': []}],
+               'verify': [info()]}
+    calls = []
+    for phase in ('restore_point', 'address', 'mtu', 'ping', 'pfc', 'pfc_first', 'dscp_to_tc', 'verify'):
+        node = Node(*answers[phase])
+        record = step(tmp_path, node, **change_args(record, steps='stepwise', phases=[phase]))['record']
+        calls.append(node.names())
+    assert calls == [['hccn_config'], [], ['hccn_config'], ['hccn_ping'], ['hccn_config'], ['hccn_info'],
+                     ['hccn_config'], ['hccn_info']]
+    assert record['restore_point']['file'] == BACKUP and record['change']['pfc'] == [0] and record['done'] is True
+    # a node that failed at a step does nothing more
+    record['failure'] = {'phase': 'mtu', 'stage': 'change', 'msg': 'x'}
+    node = Node()
+    step(tmp_path, node, **change_args(record, steps='stepwise', phases=['ping']))
+    assert node.calls == []
+
+
+def test_with_stop_with_batch_a_node_goes_no_further_once_another_node_of_the_batch_failed(tmp_path):
+    # site.yml (any_errors_fatal): node03 failed its set, so node02 neither pings nor verifies; it is restored with the
+    # batch and the stop names node03 only. Without stop_with_batch (the change window) node02 goes on.
+    record = planned_record(tmp_path)
+    failed = dict(record, host='node03', failure={'phase': 'set', 'stage': 'after', 'msg': 'link down'})
+    records = {H: record, 'node03': failed}
+    node = Node()
+    out = step(tmp_path, node, **change_args(record, records=records, batch=[H, 'node03'], stop_with_batch=True,
+                                             phases=['ping', 'verify']))
+    assert node.calls == [] and out['record']['done'] is False and out['record']['failure'] is None
+    # its own failure does not count as another node's: a node alone in its batch runs its phases
+    node = Node(SET_ALL)
+    out = step(tmp_path, node, **change_args(record, stop_with_batch=True, phases=['set']))
+    assert node.names() == ['hccn_config'] and out['changed'] is True
+    # the change window: the same batch, no stop_with_batch, node02 runs its set
+    node = Node(SET_ALL)
+    out = step(tmp_path, node, **change_args(record, records=records, batch=[H, 'node03'], phases=['set']))
+    assert node.names() == ['hccn_config']
+
+
+def test_other_records_leaves_out_the_node_itself():
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
+    assert rec.other_records({'a': 1, 'b': 2}, 'a') == {'b': 2}
+    assert rec.other_records(None, 'a') == {}
+
+
+def test_a_change_call_without_phases_hands_the_record_on_unchanged(tmp_path):
+    # the change window's second call of the one-pass change: no phase, no module run, the same record registered
+    record = planned_record(tmp_path)
+    node = Node()
+    out = step(tmp_path, node, **change_args(record, phases=[], stop_with_batch=True))
+    assert node.calls == [] and out['changed'] is False
+    assert out['record']['plan'] == record['plan'] and out['record']['pending'] == record['pending']
