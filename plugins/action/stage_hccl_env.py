@@ -15,7 +15,6 @@ controller. The decisions are in plugins/plugin_utils/hccl_env.py, the store in 
 from __future__ import annotations
 
 import os
-import posixpath
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
@@ -23,7 +22,7 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, node_files, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ARGUMENT_SPEC = dict(
@@ -82,11 +81,15 @@ class ActionModule(StageAction):
             return dict(hccl_env.check_result(result, False), changed=False,
                         msg='%d problem(s) in the settings' % len(result['problems']))
         path = result['file']['path']
-        path_stat = self._module('ansible.legacy.stat', hccl_env.stat_args(path, False), task_vars)
-        dir_stat = self._module('ansible.legacy.stat', hccl_env.stat_args(posixpath.dirname(path), True), task_vars)
+        # one read for the file's path (a link is not followed; its SHA-1 lets the node step leave a file in place
+        # alone) and its directory
+        read = self._module('npuops.ascend.path_info', hccl_env.path_info_args(path), task_vars)
+        path_stat, dir_stat = hccl_env.path_info_stats(read)
         lookup = hccl_env.group_lookup_args(result['file']['group'])
         group_entry = self._module('ansible.legacy.getent', lookup, task_vars) if lookup is not None else None
         checked = hccl_env.hccl_env_node_check(result, path_stat, dir_stat, group_entry)
+        if not checked['problems']:
+            checked['path_state'] = path_stat.get('stat')
         return dict(hccl_env.check_result(checked, True), changed=False,
                     msg='%d problem(s) at the file\'s path on this node' % len(checked['problems'])
                         if checked['problems'] else 'the settings and the file\'s path are usable')
@@ -117,7 +120,13 @@ class ActionModule(StageAction):
             copy_args = hccl_env.file_copy_args(checked)
         except AnsibleError as exc:
             raise AnsibleActionFail(to_native(exc.message)) from exc
-        written = self._write(copy_args, task_vars)
+        sha1 = node_files.checksum(copy_args['content'])
+        if node_files.in_place(checked.get('path_state'), 'file', copy_args['owner'], copy_args['group'],
+                               copy_args['mode'], sha1):
+            # the check step just read the file: same content, owner, group and mode, so copy would change nothing
+            written = node_files.kept(copy_args['dest'], 'file', sha1)
+        else:
+            written = self._write(copy_args, task_vars)
         changed = bool(written.get('changed'))
         out = dict(changed=changed, written=dict((key, value) for key, value in written.items() if key != 'diff'))
         if 'diff' in written:

@@ -25,9 +25,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.plugins.filter.core import to_nice_json
+from ansible.template import trust_as_template
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import numa, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import node_files, numa, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'numa_bind'
@@ -114,6 +115,23 @@ class ActionModule(StageAction):
             'ansible.legacy.%s' % name, task=new_task, connection=self._connection, play_context=self._play_context,
             loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
         return action.run(task_vars=task_vars)
+
+    def _path_states(self, entries, task_vars):
+        """``{path: stat}`` of ``entries`` from one npuops.ascend.path_info run (read-only, also in check mode); empty
+        when it could not run, so that every path goes to its action."""
+        with self._no_check_mode():
+            return node_files.stats(self.run_module('path_info', dict(paths=entries), task_vars))
+
+    def _render_launcher(self, task_vars):
+        """The launcher as the template action renders it from the role's template (to compare its checksum with the
+        node's file), or None when it cannot be rendered here (the template action then runs and reports why)."""
+        try:
+            source = self._find_needle('templates', LAUNCHER_TEMPLATE)
+            text = self._loader.get_text_file_contents(source)
+            templar = self._templar.copy_with_new_env(available_variables=task_vars)
+            return templar.template(trust_as_template(text), escape_backslashes=False)
+        except Exception:  # pylint: disable=broad-exception-caught  # any failure: the template action decides
+            return None
 
     def _checks(self, args, node, task_vars):
         """The settings check and the run user's check; returns the run user plan (None when not checked) or a
@@ -288,22 +306,39 @@ class ActionModule(StageAction):
 
     def _install(self, args, binding, parts, done, task_vars):
         """The directories, the map and the launcher (with backups), the launcher test, and the undoing of what this
-        run wrote when the test fails; returns the result of a part that failed, else None."""
+        run wrote when the test fails; returns the result of a part that failed, else None. One path_info run reads
+        what is there first: what is already in place is not handed to the file, copy or template action."""
         settings = args['settings']
-        for directory in numa.map_dirs(settings['map_path'], settings['launcher_path']):
+        directories = numa.map_dirs(settings['map_path'], settings['launcher_path'])
+        content = to_nice_json(numa.map_document(dict(settings, visible_devices=args['visible_devices']), binding),
+                               sort_keys=False) + '\n'
+        launcher = self._render_launcher(task_vars)
+        sums = {'map': node_files.checksum(content), 'launcher': node_files.checksum(launcher) if launcher else None}
+        there = self._path_states(
+            [node_files.entry(directory, follow=True) for directory in directories]
+            + [node_files.entry(settings['map_path'], with_checksum=True)]
+            + ([node_files.entry(settings['launcher_path'], with_checksum=True)] if launcher else []), task_vars)
+        for directory in directories:
+            if node_files.in_place(there.get(directory), 'directory', 'root', 'root', '0755'):
+                continue
             result = done(self._builtin('file', dict(path=directory, state='directory', owner='root', group='root',
                                                      mode='0755'), task_vars))
             if result.get('failed'):
                 return result
-        content = to_nice_json(numa.map_document(dict(settings, visible_devices=args['visible_devices']), binding),
-                               sort_keys=False) + '\n'
-        parts['map'] = done(self._action('copy', dict(content=content, dest=settings['map_path'], owner='root',
-                                                      group='root', mode=MAP_MODE, backup=True), task_vars))
+        if node_files.in_place(there.get(settings['map_path']), 'file', 'root', 'root', MAP_MODE, sums['map']):
+            parts['map'] = node_files.kept(settings['map_path'], 'file', sums['map'])
+        else:
+            parts['map'] = done(self._action('copy', dict(content=content, dest=settings['map_path'], owner='root',
+                                                          group='root', mode=MAP_MODE, backup=True), task_vars))
         if parts['map'].get('failed'):
             return parts['map']
-        parts['launcher'] = done(self._action('template', dict(src=LAUNCHER_TEMPLATE, dest=settings['launcher_path'],
-                                                               owner='root', group='root', mode=LAUNCHER_MODE,
-                                                               backup=True), task_vars))
+        if node_files.in_place(there.get(settings['launcher_path']), 'file', 'root', 'root', LAUNCHER_MODE,
+                               sums['launcher']):
+            parts['launcher'] = node_files.kept(settings['launcher_path'], 'file', sums['launcher'])
+        else:
+            parts['launcher'] = done(self._action('template', dict(
+                src=LAUNCHER_TEMPLATE, dest=settings['launcher_path'], owner='root', group='root', mode=LAUNCHER_MODE,
+                backup=True), task_vars))
         if parts['launcher'].get('failed'):
             return parts['launcher']
         parts['launcher_check'] = skipped()

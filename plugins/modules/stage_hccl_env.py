@@ -18,9 +18,9 @@ description:
     follows.
   - O(step=check) (on every node, one task, before anything is written anywhere) checks every HCCL setting and the
     file's settings with the rules of the P(npuops.ascend.hccl_env#filter) filter (O(values), O(context), O(file)) and,
-    when they are usable, reads what the node has at the file's path with the C(ansible.builtin.stat) module (the path
-    itself without following a link, then its directory) and, for a group other than root, the
-    C(ansible.builtin.getent) module. The file is sourced by root and by the launch scripts, so each of these is a
+    when they are usable, reads what the node has at the file's path with one M(npuops.ascend.path_info) run (the path
+    itself without following a link, with the SHA-1 of a regular file, and its directory) and, for a group other than
+    root, the C(ansible.builtin.getent) module. The file is sourced by root and by the launch scripts, so each of these is a
     problem that names C(hccl_env_path) or C(hccl_env_group) - a symbolic link at the path (with its target), anything
     else there that is not a regular file, a directory that is missing, is not a directory, does not belong to root or
     that the group or others can write, a group that C(getent group) does not find, and a read that failed. It returns
@@ -30,15 +30,17 @@ description:
     before the run's store exists.
   - O(step=node) (on every node, one task) writes the file from the checked O(result) with the C(ansible.legacy.copy)
     action (its owner, group and mode, never through a link, a backup of the file it replaces; check mode and the diff
-    are copy's), loads it in C(sh) as a launch script does (C(. file && env); also in check mode, but not when a dry run
-    would change the file), reads the PFC priorities and the DSCP map of the NPU ports with
-    M(npuops.ascend.hccn_info) unless O(port_settings) is given (a port that cannot be read is a warning finding), and
-    turns all of it into findings - every variable of RV(env) must have the value it was written with once the file is
-    loaded, and HCCL_RDMA_SL (HCCL's default 4 when the file does not set it) must be among the PFC priorities of every
-    port and the DSCP that HCCL_RDMA_TC marks (HCCL_RDMA_TC / 4, default 132) must map to the C(lossless_tc) of
-    O(intent); each difference fails the gate and says which stage or setting to fix. It writes the node's
-    record of stage 5 (C(<run_dir>/nodes/<node>/stage5.json), with C(data.changed) and C(data.env)) and, when O(report)
-    is true, the node's JSON report (C(<run_dir>/stage5-hccl_env/<node>.json)).
+    are copy's) - unless the check step found it in place (a regular file with the same SHA-1, owner, group and mode),
+    then copy is not run and the result in RV(written) says C(in_place) -, loads it in C(sh) as a launch script
+    does (C(. file && env); also in check mode, but not when a dry run would change the file), reads the PFC
+    priorities and the DSCP map of the NPU ports with M(npuops.ascend.hccn_info) unless O(port_settings) is given (a
+    port that cannot be read is a warning finding), and turns all of it into findings - every variable of RV(env)
+    must have the value it was written with once the file is loaded, and HCCL_RDMA_SL (HCCL's default 4 when the file
+    does not set it) must be among the PFC priorities of every port and the DSCP that HCCL_RDMA_TC marks
+    (HCCL_RDMA_TC / 4, default 132) must map to the C(lossless_tc) of O(intent); each difference fails the gate and
+    says which stage or setting to fix. It writes the node's record of stage 5 (C(<run_dir>/nodes/<node>/stage5.json),
+    with C(data.changed) and C(data.env)) and, when O(report) is true, the node's JSON report
+    (C(<run_dir>/stage5-hccl_env/<node>.json)).
   - A O(result) with problems is refused (nothing is written).
 options:
   step:
@@ -164,12 +166,18 @@ file:
   description: With O(step=check), the checked file settings C({path, owner, group, mode}); null with a problem.
   returned: step is check
   type: dict
+path_state:
+  description: With O(step=check) and no problem, what path_info read at the file's path (C(exists) false when
+    nothing is there); the node step compares it with the file it would write.
+  returned: step is check and there is no problem
+  type: dict
 settings_usable:
   description: With O(step=check), false when the settings have problems (then nothing was read on the node).
   returned: step is check
   type: bool
 written:
-  description: With O(step=node), the result of the copy action.
+  description: With O(step=node), the result of the copy action, or C(in_place) true with C(dest) and C(checksum) when
+    the file was in place and copy did not run.
   returned: step is node
   type: dict
 loaded:

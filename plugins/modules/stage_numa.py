@@ -33,7 +33,9 @@ description:
     (M(npuops.ascend.cpu_governor)), the run user (M(ansible.builtin.user), only when the read step said it may manage
     it, retried O(run_user_retries) times a second apart), the directories (M(ansible.builtin.file)), the binding map
     (the M(ansible.builtin.copy) action) and the launcher (the M(ansible.builtin.template) action of the role's
-    C(npu-bind.j2)), both root-owned with a backup of the file they replace, the launcher test C(npu-bind 0 -- id -un)
+    C(npu-bind.j2)), both root-owned with a backup of the file they replace - after one M(npuops.ascend.path_info)
+    read of all of them, so that a directory or file already in place (same owner, group, mode and, for a file, the
+    SHA-1 of what would be written) is not handed to its action -, the launcher test C(npu-bind 0 -- id -un)
     (M(ansible.builtin.command), also in check mode unless a change it depends on is only predicted), the undoing of
     the map and the launcher this run wrote when the test did not print the run user (put back from the backup, or
     removed), the AI Core samples after, the findings (an NPU missing from the map, a layout that could not be read, a
@@ -221,11 +223,13 @@ user:
   returned: step is node
   type: dict
 map_written:
-  description: With O(step=node), the result of writing the map (C(backup_file) names the backup).
+  description: With O(step=node), the result of writing the map (C(backup_file) names the backup; C(in_place) true
+    when it was in place and copy did not run).
   returned: step is node
   type: dict
 launcher_written:
-  description: With O(step=node), the result of installing the launcher.
+  description: With O(step=node), the result of installing the launcher (C(in_place) true when it was in place and
+    the template action did not run).
   returned: step is node
   type: dict
 launcher_check:

@@ -1017,10 +1017,27 @@ REPORT_DIR = 'stage5-hccl_env'
 LOAD_SCRIPT = '. "$1" && env'
 
 
-def stat_args(path, follow):
-    """The arguments of the read-only stat of the file's path (``follow`` false: a link is not followed) or of its
-    directory (``follow`` true)."""
-    return {'path': path, 'follow': follow, 'get_checksum': False, 'get_mime': False, 'get_attributes': False}
+def path_info_args(path):
+    """The arguments of the one read-only npuops.ascend.path_info run of the check step: the file's path (a link is not
+    followed; the SHA-1 of a regular file) and its directory (followed)."""
+    return {'paths': [{'path': path, 'follow': False, 'checksum': True},
+                      {'path': posixpath.dirname(path), 'follow': True, 'checksum': False}]}
+
+
+def path_info_stats(read):
+    """(path_stat, dir_stat) in the shape of ansible.builtin.stat results (``{stat: ...}``, or ``{failed, msg}``) from
+    the path_info result of :func:`path_info_args`."""
+    if not isinstance(read, Mapping) or read.get('failed') or len(read.get('paths') or []) != 2:
+        failed = {'failed': True, 'msg': str((read or {}).get('msg') or 'path_info returned no reading')
+                  if isinstance(read, Mapping) else 'path_info returned no reading'}
+        return failed, dict(failed)
+    out = []
+    for item in read['paths']:
+        if item.get('failed'):
+            out.append({'failed': True, 'msg': str(item.get('msg') or 'could not examine %s' % item.get('path'))})
+        else:
+            out.append({'stat': item.get('stat') or {}})
+    return out[0], out[1]
 
 
 def group_lookup_args(group):

@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.npuops.ascend.plugins.action import stage_hccl_env as action
-from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, node_files, store
 from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import info, port
 
@@ -44,8 +44,13 @@ def check_step(table, calls, file=None, values=None):
 
     def execute(module_name, module_args, task_vars):
         calls.append((module_name, module_args))
-        if module_name == 'ansible.legacy.stat':
-            return dict(table['path' if not module_args['follow'] else 'dir'])
+        if module_name == 'npuops.ascend.path_info':
+            # one read of both: each entry answers as ``table['path']`` (a link not followed) or ``table['dir']``
+            if 'read' in table:
+                return dict(table['read'])
+            return {'changed': False, 'paths': [
+                dict(table['path' if not entry['follow'] else 'dir'], path=entry['path'], follow=entry['follow'])
+                for entry in module_args['paths']]}
         return dict(table[module_name])
 
     plugin._execute_module = execute
@@ -81,8 +86,10 @@ def read_json(path):
 def test_the_check_reads_the_path_and_its_directory_and_not_the_root_group():
     calls = []
     result = check_step({'path': REGULAR, 'dir': DIRECTORY}, calls)
-    assert [name for name, _args in calls] == ['ansible.legacy.stat', 'ansible.legacy.stat']
-    assert calls[0][1] == hccl_env.stat_args(PATH, False) and calls[1][1] == hccl_env.stat_args('/etc/profile.d', True)
+    assert [name for name, _args in calls] == ['npuops.ascend.path_info']
+    assert calls[0][1] == {'paths': [{'path': PATH, 'follow': False, 'checksum': True},
+                                     {'path': '/etc/profile.d', 'follow': True, 'checksum': False}]}
+    assert result['path_state'] == REGULAR['stat']  # for the node step, which leaves a file in place alone
     assert result['problems'] == [] and result['settings_usable'] is True and result['file'] == FILE
     assert result['env'] == hccl_env.hccl_env(VALUES, CONTEXT, FILE)['env'] and result['changed'] is False
     assert 'failed' not in result
@@ -102,6 +109,19 @@ def test_a_link_at_the_path_is_a_problem_of_the_node():
     assert result['problems'][0]['problem'].startswith(
         "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a symbolic link to '/root/x.sh'")
     assert result['settings_usable'] is True
+
+
+@pytest.mark.parametrize('read, problem', [
+    ({'failed': True, 'msg': 'path_info: paths must be absolute'},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' could not be checked on this node: path_info: paths must be absolute"),
+    ({'changed': False, 'paths': [{'path': PATH, 'failed': True, 'msg': 'could not examine %s: Permission denied' % PATH},
+                                  {'path': '/etc/profile.d', 'stat': DIRECTORY['stat']}]},
+     "hccl_env_path '/etc/profile.d/npuops-hccl.sh' could not be checked on this node: could not examine "
+     "/etc/profile.d/npuops-hccl.sh: Permission denied"),
+])
+def test_a_path_that_cannot_be_read_is_a_problem_of_the_node(read, problem):
+    result = check_step({'read': read}, [])
+    assert result['problems'][0]['problem'] == problem and result['file'] is None and 'path_state' not in result
 
 
 def test_settings_with_problems_read_nothing_on_the_node():
@@ -147,6 +167,41 @@ def test_the_node_step_writes_loads_reads_the_ports_and_records(tmp_path):
     with open(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H), encoding='utf-8') as handle:
         assert handle.read().startswith('{\n    "advice"')   # the layout of to_nice_json
     assert result['msg'] == 'recorded stage 5 (hccl_env) of node02: passed'
+
+
+def in_place_state(**changes):
+    content = hccl_env.file_copy_args(checked())['content']
+    return dict({'exists': True, 'isreg': True, 'islnk': False, 'mode': '0644', 'uid': 0, 'gid': 0, 'pw_name': 'root',
+                 'gr_name': 'root', 'checksum': node_files.checksum(content)}, **changes)
+
+
+def test_a_file_the_check_found_in_place_is_not_handed_to_copy(tmp_path):
+    calls = []
+    table = {'ansible.legacy.command': {'changed': True, 'rc': 0, 'stdout': LOADED}, 'npuops.ascend.hccn_info': info()}
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, result=checked(path_state=in_place_state()),
+                intent=INTENT)
+    plugin = stage_actions.make_action(action.ActionModule, args, False, modules(table), calls)
+    plugin._shared_loader_obj = mock.MagicMock()
+    result = stage_actions.run_step(plugin, {'inventory_hostname': H})
+    plugin._shared_loader_obj.action_loader.get.assert_not_called()
+    assert result['changed'] is False and 'diff' not in result and result['written']['in_place'] is True
+    assert [name for name, _args in calls] == ['ansible.legacy.command', 'npuops.ascend.hccn_info']  # still loaded
+    assert read_json(result['path'])['status'] == 'passed'
+
+
+@pytest.mark.parametrize('changes', [{'checksum': '0' * 40}, {'mode': '0664'}, {'gr_name': 'wheel', 'gid': 10},
+                                     {'islnk': True, 'isreg': False}, {'exists': False}])
+def test_a_file_not_in_place_goes_to_copy(tmp_path, changes):
+    table = {'ansible.legacy.command': {'changed': True, 'rc': 0, 'stdout': LOADED}, 'npuops.ascend.hccn_info': info()}
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN,
+                result=checked(path_state=in_place_state(**changes)), intent=INTENT)
+    plugin = stage_actions.make_action(action.ActionModule, args, False, modules(table), [])
+    copy_action = mock.MagicMock()
+    copy_action.run.return_value = {'changed': True, 'dest': PATH}
+    plugin._shared_loader_obj = mock.MagicMock()
+    plugin._shared_loader_obj.action_loader.get.return_value = copy_action
+    result = stage_actions.run_step(plugin, {'inventory_hostname': H})
+    assert copy_action.run.call_count == 1 and result['changed'] is True
 
 
 def test_a_value_lost_in_the_shell_and_a_port_that_differs_are_findings(tmp_path):

@@ -11,6 +11,7 @@ from unittest import mock
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.action import stage_numa as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils import node_files
 from ansible_collections.npuops.ascend.plugins.plugin_utils.numa import RUN_USER_COMMENT
 from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
 
@@ -39,6 +40,7 @@ class Node:
                              'npuops.ascend.cpu_governor': GOVERNOR, 'ansible.legacy.getent:passwd': PASSWD_ABSENT,
                              'ansible.legacy.getent:group': GROUPS, 'ansible.legacy.user': {'changed': True},
                              'ansible.legacy.file': {'changed': False},
+                             'npuops.ascend.path_info': {'changed': False, 'paths': []},
                              'ansible.legacy.command': {'changed': True, 'rc': 0, 'stdout': 'npuops\n', 'stderr': ''},
                              'copy': {'changed': True, 'dest': MAP, 'diff': [{'after_header': MAP}]},
                              'template': {'changed': True, 'dest': LAUNCHER, 'diff': [{'after_header': LAUNCHER}]}},
@@ -199,9 +201,9 @@ def test_the_node_step_runs_every_part_in_order_and_records_it(tmp_path):
     read = read_result(tmp_path)
     node = Node()
     result = run(tmp_path, 'node', node, read=read)
-    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'ansible.legacy.file',
-                           'ansible.legacy.file', 'ansible.legacy.copy', 'ansible.legacy.template',
-                           'ansible.legacy.command']
+    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'npuops.ascend.path_info',
+                           'ansible.legacy.file', 'ansible.legacy.file', 'ansible.legacy.copy',
+                           'ansible.legacy.template', 'ansible.legacy.command']
     calls = dict((name, args) for name, args in node.calls)
     assert calls['ansible.legacy.user'] == {'name': 'npuops', 'system': True, 'shell': '/sbin/nologin',
                                             'create_home': True, 'comment': RUN_USER_COMMENT}
@@ -238,6 +240,72 @@ def test_a_second_run_changes_nothing(tmp_path):
     result = run(tmp_path, 'node', node, read=read)
     assert result['changed'] is False and 'diff' not in result
     assert read_json(result['path'])['data']['changed'] == []
+
+
+def in_place(path, sha1=None, mode='0644', kind='file', **changes):
+    stat = dict({'exists': True, 'isreg': kind == 'file', 'isdir': kind == 'directory', 'islnk': False, 'mode': mode,
+                 'uid': 0, 'gid': 0, 'pw_name': 'root', 'gr_name': 'root'}, **changes)
+    if sha1:
+        stat['checksum'] = sha1
+    return {'path': path, 'follow': kind == 'directory', 'stat': stat}
+
+
+def test_what_is_in_place_costs_one_read_and_no_file_copy_or_template_run(tmp_path):
+    read = read_result(tmp_path)
+    first = Node()
+    run(tmp_path, 'node', first, read=read)
+    content = dict(first.calls)['ansible.legacy.copy']['content']
+    launcher = '#!/usr/bin/python3\nprint("npu-bind")\n'
+    node = Node(**{'npuops.ascend.cpu_governor': dict(GOVERNOR, changed=False, before=GOVERNOR['after']),
+                   'ansible.legacy.user': {'changed': False},
+                   'npuops.ascend.path_info': {'changed': False, 'paths': [
+                       in_place('/etc/npuops', mode='0755', kind='directory'),
+                       in_place('/usr/local/bin', mode='0755', kind='directory'),
+                       in_place(MAP, node_files.checksum(content)),
+                       in_place(LAUNCHER, node_files.checksum(launcher), mode='0755')]}})
+    with mock.patch.object(action.ActionModule, '_render_launcher', return_value=launcher):
+        result = run(tmp_path, 'node', node, read=read)
+    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'npuops.ascend.path_info',
+                           'ansible.legacy.command']
+    assert dict(node.calls)['npuops.ascend.path_info'] == {'paths': [
+        {'path': '/etc/npuops', 'follow': True, 'checksum': False},
+        {'path': '/usr/local/bin', 'follow': True, 'checksum': False},
+        {'path': MAP, 'follow': False, 'checksum': True}, {'path': LAUNCHER, 'follow': False, 'checksum': True}]}
+    assert result['changed'] is False and 'diff' not in result
+    assert result['map_written']['in_place'] is True and result['launcher_written']['dest'] == LAUNCHER
+    assert read_json(result['path'])['data']['changed'] == [] and result['launcher_check']['rc'] == 0
+
+
+@pytest.mark.parametrize('what, changes', [
+    ('map', {'checksum': '0' * 40}), ('map', {'mode': '0666'}), ('map', {'pw_name': 'npuops', 'uid': 1001}),
+    ('map', {'islnk': True, 'isreg': False, 'lnk_target': '/tmp/evil'}), ('launcher', {'checksum': None}),
+])
+def test_a_file_not_quite_in_place_goes_to_its_action(tmp_path, what, changes):
+    read = read_result(tmp_path)
+    first = Node()
+    run(tmp_path, 'node', first, read=read)
+    content = dict(first.calls)['ansible.legacy.copy']['content']
+    launcher = '#!/usr/bin/python3\n'
+    entries = {'map': in_place(MAP, node_files.checksum(content)),
+               'launcher': in_place(LAUNCHER, node_files.checksum(launcher), mode='0755')}
+    entries[what]['stat'].update(changes)
+    node = Node(**{'npuops.ascend.path_info': {'changed': False, 'paths': [
+        in_place('/etc/npuops', mode='0755', kind='directory'), in_place('/usr/local/bin', mode='0755', kind='directory'),
+        entries['map'], entries['launcher']]}})
+    with mock.patch.object(action.ActionModule, '_render_launcher', return_value=launcher):
+        run(tmp_path, 'node', node, read=read)
+    ran = names(node)
+    assert 'ansible.legacy.file' not in ran
+    assert ('ansible.legacy.copy' in ran) == (what == 'map') and ('ansible.legacy.template' in ran) == (what == 'launcher')
+
+
+def test_a_failed_read_of_the_paths_hands_every_file_to_its_action(tmp_path):
+    read = read_result(tmp_path)
+    node = Node(**{'npuops.ascend.path_info': {'failed': True, 'msg': 'boom'}})
+    with mock.patch.object(action.ActionModule, '_render_launcher', return_value='x'):
+        run(tmp_path, 'node', node, read=read)
+    assert names(node).count('ansible.legacy.file') == 2
+    assert 'ansible.legacy.copy' in names(node) and 'ansible.legacy.template' in names(node)
 
 
 def test_a_failed_launcher_test_puts_back_the_map_and_removes_a_new_launcher(tmp_path):
@@ -383,3 +451,21 @@ def test_skipping_the_gate_leaves_out_the_records_and_the_report(tmp_path):
     result = run(tmp_path, 'node', node, read=read, skip_tags=['numa_bind_gate'])
     assert 'ansible.legacy.command' in names(node) and 'record' not in result and 'report' not in result
     assert not (tmp_path / RUN).exists()
+
+
+def test_the_launcher_is_rendered_from_the_roles_template_with_the_tasks_variables():
+    import os
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    template = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'numa_bind', 'templates',
+                            'npu-bind.j2')
+    loader = DataLoader()
+    plugin = action.ActionModule(mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), loader=loader,
+                                 templar=Templar(loader=loader), shared_loader_obj=None)
+    plugin._find_needle = lambda folder, name: os.path.abspath(template) if (folder, name) == ('templates', 'npu-bind.j2') else None
+    text = plugin._render_launcher({'numa_bind_launcher_python': '/opt/py/bin/python3', 'numa_bind_map_path': MAP})
+    assert text.startswith('#!/opt/py/bin/python3\n') and 'MAP = "%s"' % MAP in text
+    assert text.endswith('\n') and '{{' not in text
+    plugin._find_needle = mock.MagicMock(side_effect=OSError('no template'))
+    assert plugin._render_launcher({}) is None  # the template action then runs and says why

@@ -1086,12 +1086,25 @@ def test_hccl_env_ports_not_read_on_purpose_are_no_finding(ports):
 # ---- the decisions of the stage 5 action (npuops.ascend.stage_hccl_env) --------------------------------------------
 
 def test_the_reads_of_the_files_path_do_not_follow_a_link_and_only_a_group_other_than_root_is_looked_up():
-    assert hccl_env_module.stat_args('/etc/profile.d/x.sh', False) == {
-        'path': '/etc/profile.d/x.sh', 'follow': False, 'get_checksum': False, 'get_mime': False,
-        'get_attributes': False}
-    assert hccl_env_module.stat_args('/etc/profile.d', True)['follow'] is True
+    assert hccl_env_module.path_info_args('/etc/profile.d/x.sh') == {'paths': [
+        {'path': '/etc/profile.d/x.sh', 'follow': False, 'checksum': True},
+        {'path': '/etc/profile.d', 'follow': True, 'checksum': False}]}
     assert hccl_env_module.group_lookup_args('root') is None and hccl_env_module.group_lookup_args('0') is None
     assert hccl_env_module.group_lookup_args('daemon') == {'database': 'group', 'key': 'daemon', 'fail_key': False}
+
+
+def test_the_path_info_reading_stands_where_two_stat_results_did():
+    regular = {'exists': True, 'isreg': True}
+    directory = {'exists': True, 'isdir': True}
+    assert hccl_env_module.path_info_stats({'paths': [{'path': '/a/x', 'stat': regular},
+                                                      {'path': '/a', 'stat': directory}]}) == (
+        {'stat': regular}, {'stat': directory})
+    assert hccl_env_module.path_info_stats({'paths': [{'path': '/a/x', 'failed': True, 'msg': 'denied'},
+                                                      {'path': '/a', 'stat': directory}]}) == (
+        {'failed': True, 'msg': 'denied'}, {'stat': directory})
+    for broken in ({'failed': True, 'msg': 'boom'}, {'paths': []}, None):
+        path_stat, dir_stat = hccl_env_module.path_info_stats(broken)
+        assert path_stat['failed'] is True and dir_stat['failed'] is True
 
 
 def test_the_check_result_says_whether_the_settings_were_usable():
