@@ -259,14 +259,23 @@ class ActionModule(StageAction):
         if governor_enabled:
             parts['governor'] = done(failed_when_false(self.run_module(
                 'cpu_governor', dict(governor=settings['governor'], timeout=self._timeout), task_vars)))
+        # one read of what is there: the run user's home, the directories, the map and the launcher
+        files = self._files(args, binding, plan, skip, task_vars) if ('user' not in skip and plan.get('manage')) \
+            or 'launcher' not in skip else None
         if 'user' not in skip:
             parts['user'] = skipped()
             if plan.get('manage'):
-                parts['user'] = done(self._user(args, plan, task_vars))
+                home = numa.run_user_home(plan)
+                if numa.run_user_in_place(plan, args['run_user_shell'], files['there'].get(home)):
+                    parts['user'] = dict(node_files.kept(home, 'directory'), name=settings['run_user'],
+                                         msg='the run user %s is in place (created by stage 6, shell %s, home %s)'
+                                             % (settings['run_user'], args['run_user_shell'], home))
+                else:
+                    parts['user'] = done(self._user(args, plan, task_vars))
                 if parts['user'].get('failed'):
                     return stop(parts['user'])
         if 'launcher' not in skip:
-            failure = self._install(args, binding, parts, done, task_vars)
+            failure = self._install(args, files, parts, done, task_vars)
             if failure:
                 return stop(failure)
         if seconds > 0:
@@ -304,20 +313,34 @@ class ActionModule(StageAction):
             out['diff'] = diffs
         return out
 
-    def _install(self, args, binding, parts, done, task_vars):
-        """The directories, the map and the launcher (with backups), the launcher test, and the undoing of what this
-        run wrote when the test fails; returns the result of a part that failed, else None. One path_info run reads
-        what is there first: what is already in place is not handed to the file, copy or template action."""
+    def _files(self, args, binding, plan, skip, task_vars):
+        """What the node step writes (the map's text, the rendered launcher) and one path_info read of what is there:
+        the run user's home (when stage 6 manages it), the directories, the map and the launcher."""
         settings = args['settings']
-        directories = numa.map_dirs(settings['map_path'], settings['launcher_path'])
         content = to_nice_json(numa.map_document(dict(settings, visible_devices=args['visible_devices']), binding),
                                sort_keys=False) + '\n'
         launcher = self._render_launcher(task_vars)
-        sums = {'map': node_files.checksum(content), 'launcher': node_files.checksum(launcher) if launcher else None}
-        there = self._path_states(
-            [node_files.entry(directory, follow=True) for directory in directories]
-            + [node_files.entry(settings['map_path'], with_checksum=True)]
-            + ([node_files.entry(settings['launcher_path'], with_checksum=True)] if launcher else []), task_vars)
+        files = dict(directories=numa.map_dirs(settings['map_path'], settings['launcher_path']), content=content,
+                     launcher=launcher, sums={'map': node_files.checksum(content),
+                                              'launcher': node_files.checksum(launcher) if launcher else None})
+        entries = []
+        home = numa.run_user_home(plan) if 'user' not in skip else None
+        if home:
+            entries.append(node_files.entry(home, follow=True))
+        if 'launcher' not in skip:
+            entries += [node_files.entry(directory, follow=True) for directory in files['directories']]
+            entries.append(node_files.entry(settings['map_path'], with_checksum=True))
+            if launcher:
+                entries.append(node_files.entry(settings['launcher_path'], with_checksum=True))
+        files['there'] = self._path_states(entries, task_vars) if entries else {}
+        return files
+
+    def _install(self, args, files, parts, done, task_vars):
+        """The directories, the map and the launcher (with backups), the launcher test, and the undoing of what this
+        run wrote when the test fails; returns the result of a part that failed, else None. What ``files`` (one
+        path_info read) found already in place is not handed to the file, copy or template action."""
+        settings = args['settings']
+        directories, content, sums, there = files['directories'], files['content'], files['sums'], files['there']
         for directory in directories:
             if node_files.in_place(there.get(directory), 'directory', 'root', 'root', '0755'):
                 continue

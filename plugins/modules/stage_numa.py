@@ -31,10 +31,11 @@ description:
   - O(step=node) takes the result of O(step=read) in O(read) and does the rest on the node - the AI Core samples
     before (M(npuops.ascend.npu_info), about once a second for C(aicore_sample_seconds)), the CPU governor
     (M(npuops.ascend.cpu_governor)), the run user (M(ansible.builtin.user), only when the read step said it may manage
-    it, retried O(run_user_retries) times a second apart), the directories (M(ansible.builtin.file)), the binding map
+    it and it is not already in place - an account stage 6 created, with the shell O(run_user_shell) and a home
+    directory that exists -, retried O(run_user_retries) times a second apart), the directories (M(ansible.builtin.file)), the binding map
     (the M(ansible.builtin.copy) action) and the launcher (the M(ansible.builtin.template) action of the role's
     C(npu-bind.j2)), both root-owned with a backup of the file they replace - after one M(npuops.ascend.path_info)
-    read of all of them, so that a directory or file already in place (same owner, group, mode and, for a file, the
+    read of all of them and of the run user's home, so that a directory or file already in place (same owner, group, mode and, for a file, the
     SHA-1 of what would be written) is not handed to its action -, the launcher test C(npu-bind 0 -- id -un)
     (M(ansible.builtin.command), also in check mode unless a change it depends on is only predicted), the undoing of
     the map and the launcher this run wrote when the test did not print the run user (put back from the backup, or
@@ -197,7 +198,8 @@ RETURN = r"""
 run_user_plan:
   description:
     - With O(step=check) and O(step=read), what stage 6 does with the run user (C(manage), C(state), C(comment),
-      C(problems), C(warnings)); absent when the run user was not checked.
+      C(problems), C(warnings), and C(account) - C(uid), C(home), C(shell) - of an account that exists); absent when
+      the run user was not checked.
   returned: when the run user was checked
   type: dict
 numa:
@@ -219,7 +221,8 @@ governor:
   returned: step is node
   type: dict
 user:
-  description: With O(step=node), the result of M(ansible.builtin.user) (C(skipped) when the run user is not managed).
+  description: With O(step=node), the result of M(ansible.builtin.user) (C(skipped) when the run user is not managed;
+    C(in_place) true when it was in place and the user module did not run).
   returned: step is node
   type: dict
 map_written:

@@ -142,6 +142,7 @@ def numa_bind_run_user(passwd, host, context):
         entry = entry[0]
     fields = list(entry) + [''] * 6
     uid, gid, comment, shell = fields[1], fields[2], fields[3], fields[5]
+    plan['account'] = {'uid': uid, 'home': fields[4], 'shell': shell}
     ours = comment.strip() == RUN_USER_COMMENT
     plan['state'] = 'created by stage 6' if ours else (
         'existing, used as it is' if existing == 'use' else 'existing, not created by stage 6')
@@ -169,6 +170,23 @@ def numa_bind_run_user(passwd, host, context):
             "name for numa_bind_run_user (default npuops), or set numa_bind_run_user_existing: use to run the ranks as "
             "%s exactly as it is" % (host, name, uid, shell or 'none', comment, RUN_USER_COMMENT, name))
     return plan
+
+
+def run_user_home(plan):
+    """The home directory of a run user stage 6 created and may manage, to read with the files of the node step; None
+    otherwise (a missing account is created by ansible.builtin.user, another one is not touched)."""
+    if not isinstance(plan, Mapping) or not plan.get('manage') or plan.get('state') != 'created by stage 6':
+        return None
+    home = (plan.get('account') or {}).get('home')
+    return home if isinstance(home, str) and home.startswith('/') else None
+
+
+def run_user_in_place(plan, shell, home_stat):
+    """Whether ansible.builtin.user (system, the shell, the comment, create_home) would leave the run user as it is: an
+    account stage 6 created (so its comment is ours) with that shell and an existing home directory."""
+    if run_user_home(plan) is None or (plan.get('account') or {}).get('shell') != shell:
+        return False
+    return isinstance(home_stat, Mapping) and bool(home_stat.get('exists')) and bool(home_stat.get('isdir'))
 
 
 def _launcher_failed(check, user):

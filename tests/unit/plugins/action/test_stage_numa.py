@@ -201,7 +201,7 @@ def test_the_node_step_runs_every_part_in_order_and_records_it(tmp_path):
     read = read_result(tmp_path)
     node = Node()
     result = run(tmp_path, 'node', node, read=read)
-    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'npuops.ascend.path_info',
+    assert names(node) == ['npuops.ascend.cpu_governor', 'npuops.ascend.path_info', 'ansible.legacy.user',
                            'ansible.legacy.file', 'ansible.legacy.file', 'ansible.legacy.copy',
                            'ansible.legacy.template', 'ansible.legacy.command']
     calls = dict((name, args) for name, args in node.calls)
@@ -265,7 +265,7 @@ def test_what_is_in_place_costs_one_read_and_no_file_copy_or_template_run(tmp_pa
                        in_place(LAUNCHER, node_files.checksum(launcher), mode='0755')]}})
     with mock.patch.object(action.ActionModule, '_render_launcher', return_value=launcher):
         result = run(tmp_path, 'node', node, read=read)
-    assert names(node) == ['npuops.ascend.cpu_governor', 'ansible.legacy.user', 'npuops.ascend.path_info',
+    assert names(node) == ['npuops.ascend.cpu_governor', 'npuops.ascend.path_info', 'ansible.legacy.user',
                            'ansible.legacy.command']
     assert dict(node.calls)['npuops.ascend.path_info'] == {'paths': [
         {'path': '/etc/npuops', 'follow': True, 'checksum': False},
@@ -379,7 +379,7 @@ def test_a_run_user_that_cannot_be_created_fails_the_node_with_its_own_message(t
     lock = {'failed': True, 'msg': 'useradd: cannot lock /etc/passwd; try again later.'}
     node = Node(**{'ansible.legacy.user': lock})
     result = run(tmp_path, 'node', node, read=read, run_user_retries=2)
-    assert names(node) == ['npuops.ascend.cpu_governor'] + ['ansible.legacy.user'] * 3
+    assert names(node) == ['npuops.ascend.cpu_governor', 'npuops.ascend.path_info'] + ['ansible.legacy.user'] * 3
     assert result['failed'] is True and result['msg'] == lock['msg'] and result['attempts'] == 3
     assert result['changed'] is True  # the governor was set before
     assert read_json(tmp_path / RUN / 'nodes' / 'node01' / 'stage6.json')['data'] == {}  # the layout's record stays
@@ -469,3 +469,34 @@ def test_the_launcher_is_rendered_from_the_roles_template_with_the_tasks_variabl
     assert text.endswith('\n') and '{{' not in text
     plugin._find_needle = mock.MagicMock(side_effect=OSError('no template'))
     assert plugin._render_launcher({}) is None  # the template action then runs and says why
+
+
+OURS = ['x', '990', '990', RUN_USER_COMMENT, '/home/npuops', '/sbin/nologin']
+
+
+@pytest.mark.parametrize('home, shell, user_runs', [
+    (in_place('/home/npuops', mode='0700', kind='directory', pw_name='npuops', uid=990), '/sbin/nologin', False),
+    ({'path': '/home/npuops', 'stat': {'exists': False}}, '/sbin/nologin', True),  # the user module creates the home
+    (in_place('/home/npuops', mode='0700', kind='directory'), '/bin/bash', True),  # the user module sets the shell
+])
+def test_a_run_user_stage_6_created_and_left_as_it_was_is_not_handed_to_the_user_module(tmp_path, home, shell,
+                                                                                          user_runs):
+    passwd = {'ansible_facts': {'getent_passwd': {'npuops': list(OURS[:5]) + [shell]}}}
+    read = read_result(tmp_path, node=Node(**{'ansible.legacy.getent:passwd': passwd}))
+    assert read['run_user_plan']['account'] == {'uid': '990', 'home': '/home/npuops', 'shell': shell}
+    node = Node(**{'npuops.ascend.path_info': {'changed': False, 'paths': [home]}})
+    result = run(tmp_path, 'node', node, read=read)
+    assert dict(node.calls)['npuops.ascend.path_info']['paths'][0] == {'path': '/home/npuops', 'follow': True,
+                                                                       'checksum': False}
+    assert ('ansible.legacy.user' in names(node)) is user_runs
+    if not user_runs:
+        assert result['user']['in_place'] is True and result['user']['changed'] is False
+        assert result['user']['msg'] == 'the run user npuops is in place (created by stage 6, shell /sbin/nologin, home /home/npuops)'
+
+
+def test_an_absent_run_user_is_created_without_reading_a_home(tmp_path):
+    read = read_result(tmp_path)
+    node = Node()
+    run(tmp_path, 'node', node, read=read)
+    assert all(entry['path'] != '/home/npuops' for entry in dict(node.calls)['npuops.ascend.path_info']['paths'])
+    assert 'ansible.legacy.user' in names(node)

@@ -377,3 +377,24 @@ def test_the_parts_a_skip_tag_leaves_out():
     assert skipped_parts([]) == [] and skipped_parts(None) == [] and skipped_parts(['stage5']) == []
     assert skipped_parts(['numa_bind_launcher']) == ['launcher', 'run_user', 'user']
     assert skipped_parts(['numa_bind_gate', 'numa_bind_aicore']) == ['aicore', 'layout_record', 'record', 'report']
+
+
+def test_the_run_user_is_in_place_only_when_stage_6_created_it_with_that_shell_and_a_home():
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.numa import run_user_home, run_user_in_place
+    ours = ['x', '990', '990', RUN_USER_COMMENT, '/home/npuops', '/sbin/nologin']
+    plan = numa_bind_run_user({'npuops': ours}, 'node01', user_context())
+    assert plan['account'] == {'uid': '990', 'home': '/home/npuops', 'shell': '/sbin/nologin'}
+    assert run_user_home(plan) == '/home/npuops'
+    home = {'exists': True, 'isdir': True}
+    assert run_user_in_place(plan, '/sbin/nologin', home) is True
+    assert run_user_in_place(plan, '/bin/bash', home) is False  # the user module would set the shell
+    assert run_user_in_place(plan, '/sbin/nologin', {'exists': False}) is False  # ... or create the home
+    assert run_user_in_place(plan, '/sbin/nologin', {'exists': True, 'isdir': False}) is False
+    assert run_user_in_place(plan, '/sbin/nologin', None) is False
+    absent = numa_bind_run_user({'npuops': None}, 'node01', user_context())
+    assert run_user_home(absent) is None and run_user_in_place(absent, '/sbin/nologin', home) is False
+    theirs = numa_bind_run_user({'alice': ['x', '1001', '1001', 'Alice', '/home/alice', '/sbin/nologin']}, 'node01',
+                                user_context(run_user='alice', existing='use'))
+    assert theirs['manage'] is False and run_user_home(theirs) is None
+    relative = dict(plan, account=dict(plan['account'], home='home/npuops'))
+    assert run_user_home(relative) is None
