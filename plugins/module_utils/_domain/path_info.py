@@ -92,5 +92,7 @@ def read_paths(entries):
             item['stat'] = read_path(path, item['follow'], bool(entry.get('checksum')))
         except OSError as exc:
             item.update(failed=True, msg='could not examine %s: %s' % (path, exc.strerror or exc))
+        except ValueError as exc:  # a NUL byte in the path
+            item.update(failed=True, msg='could not examine %r: %s' % (path, exc))
         results.append(item)
     return results

@@ -78,3 +78,17 @@ def test_a_file_swapped_for_a_link_after_the_stat_is_not_read_through_it(tmp_pat
     link.symlink_to(target)
     with pytest.raises(OSError):
         domain._sha1(str(link))  # O_NOFOLLOW: the race between lstat and open cannot read the link's target
+
+
+def test_a_path_with_a_nul_byte_is_an_entry_not_a_traceback(run_module, tmp_path):
+    res = run_module(path_info, {'paths': [{'path': str(tmp_path) + '/a\x00b'}, {'path': str(tmp_path)}]}, {})
+    assert not res.failed
+    broken, fine = res.result['paths']
+    assert broken['failed'] is True and 'null' in broken['msg'] and fine['stat']['isdir'] is True
+
+
+def test_no_path_is_an_empty_answer_and_a_path_below_a_file_is_nothing(run_module, tmp_path):
+    (tmp_path / 'f').write_text('x')
+    assert run_module(path_info, {'paths': []}, {}).result['paths'] == []
+    res = run_module(path_info, {'paths': [{'path': str(tmp_path / 'f' / 'g')}]}, {})
+    assert res.result['paths'][0]['stat'] == {'exists': False}
