@@ -425,7 +425,7 @@ def parse_args(argv):
                         help="first wait up to SECONDS for a 1-minute load average below 1 (default %(default)s)")
     parser.add_argument("--json", help="also write the raw results to this file")
     parser.add_argument("--quick", action="store_true",
-                        help="the playbook parts site, window and health at 4 and 16 nodes, one run each (about 25 "
+                        help="the playbook parts site, window and health at 4 and 16 nodes, one run each (about 40 "
                              "minutes on 2 cores); --only, --scale-nodes and --repeat given as well win")
     args = parser.parse_args(argv)
     if args.quick:
