@@ -479,8 +479,7 @@ OURS = ['x', '990', '990', RUN_USER_COMMENT, '/home/npuops', '/sbin/nologin']
     ({'path': '/home/npuops', 'stat': {'exists': False}}, '/sbin/nologin', True),  # the user module creates the home
     (in_place('/home/npuops', mode='0700', kind='directory'), '/bin/bash', True),  # the user module sets the shell
 ])
-def test_a_run_user_stage_6_created_and_left_as_it_was_is_not_handed_to_the_user_module(tmp_path, home, shell,
-                                                                                          user_runs):
+def test_a_run_user_stage_6_created_and_kept_is_not_handed_to_the_user_module(tmp_path, home, shell, user_runs):
     passwd = {'ansible_facts': {'getent_passwd': {'npuops': list(OURS[:5]) + [shell]}}}
     read = read_result(tmp_path, node=Node(**{'ansible.legacy.getent:passwd': passwd}))
     assert read['run_user_plan']['account'] == {'uid': '990', 'home': '/home/npuops', 'shell': shell}
