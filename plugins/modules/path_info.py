@@ -71,7 +71,7 @@ EXAMPLES = r"""
 - name: Stop when the launcher is a link
   ansible.builtin.assert:
     that: not paths.paths[0].stat.islnk | default(false)
-    fail_msg: "{{ inventory_hostname }}: /usr/local/bin/npu-bind is a link to {{ paths.paths[0].stat.lnk_target }}"
+    fail_msg: "{{ inventory_hostname }}: /usr/local/bin/npu-bind is a link to {{ paths.paths[0].stat.lnk_target | default('?') }}"
 """
 
 RETURN = r"""
