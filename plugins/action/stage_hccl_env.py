@@ -1,11 +1,13 @@
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin of npuops.ascend.stage_hccl_env: stage 5 (the managed HCCL environment file) in two steps.
+"""Action plugin of npuops.ascend.stage_hccl_env: stage 5 (the managed HCCL environment file) in three steps.
 
 ``step: check`` (one task per node, before anything is written) checks every HCCL setting and the file's settings
 (the hccl_env rules) and, when they are usable, reads what the node has at the file's path: the path itself (a link is
-not followed), its directory, and the file's group when it is not root. It returns the hccl_env result with the node's
-problems; the role registers it as ``hccl_env_result`` and stops every node when any node has a problem.
+not followed), its directory, and the file's group when it is not root. It writes the node's check record to the run's
+store and returns the hccl_env result with the node's problems (the role registers it as ``hccl_env_result``).
+``step: check_pod`` (once) reads the check records of the play's nodes from the store and stops every node when any
+node has a problem, or has no check record of this run.
 ``step: node`` writes the file from that checked result with the ansible.legacy.copy action (backup, check mode and
 diff are copy's), loads it in sh as a launch script does, reads the NPU ports when stage 4 of this run did not give
 their settings, turns all of it into findings, and writes the node's record of stage 5 and its JSON report on the
@@ -18,7 +20,6 @@ import os
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
@@ -26,7 +27,7 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_env, nod
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ARGUMENT_SPEC = dict(
-    step=dict(type='str', required=True, choices=['check', 'node']),
+    step=dict(type='str', required=True, choices=['check', 'check_pod', 'node']),
     run_dir=dict(type='path'),
     run_id=dict(type='str'),
     values=dict(type='raw'),
@@ -39,9 +40,12 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type='int', default=60),
     intent=dict(type='dict', default={}),
     report=dict(type='bool', default=True),
+    nodes=dict(type='list', elements='str'),
+    path=dict(type='str'),
 )
 LOAD_KEYS = ('msg', 'rc', 'cmd', 'stdout', 'stderr')
-REQUIRED_BY_STEP = {'check': ('values', 'file'), 'node': ('run_dir', 'run_id', 'result')}
+REQUIRED_BY_STEP = {'check': ('run_dir', 'run_id', 'values', 'file'), 'check_pod': ('run_dir', 'run_id', 'nodes'),
+                    'node': ('run_dir', 'run_id', 'result')}
 
 
 class ActionModule(StageAction):
@@ -55,23 +59,20 @@ class ActionModule(StageAction):
         missing = [name for name in REQUIRED_BY_STEP.get(step, ()) if self._task.args.get(name) is None]
         if missing:
             raise AnsibleActionFail('%s: step %s needs %s' % (self.NAME, step, ', '.join(missing)))
-        if step != 'check':
-            return super().run(tmp, task_vars)
-        # the check runs in the settings play, before the run's store exists: no run id, nothing written
-        result = ActionBase.run(self, tmp, task_vars)
-        del tmp
-        dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
-        try:
-            result.update(self.step_check(args, task_vars or {}))
-        finally:
-            if self._connection is not None and getattr(self._connection, '_shell', None) is not None:
-                self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+        return super().run(tmp, task_vars)
 
     def _module(self, name, args, task_vars):
         return self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
 
-    def step_check(self, args, task_vars):
+    def step_check(self, args, run_id, task_vars):
+        node = store.check_node(task_vars.get('inventory_hostname'))
+        out = self._check(args, task_vars)
+        record = store.make_check(run_id, node, hccl_env.STAGE, hccl_env.ROLE, hccl_env.problem_texts(out),
+                                  check_mode=self.check_mode, data=hccl_env.check_data(out))
+        out['check_record'] = store.write_check(args['run_dir'], record)
+        return out
+
+    def _check(self, args, task_vars):
         try:
             result = hccl_env.hccl_env(args['values'], args['context'], args['file'])
         except AnsibleError as exc:
@@ -93,6 +94,14 @@ class ActionModule(StageAction):
         return dict(hccl_env.check_result(checked, True), changed=False,
                     msg='%d problem(s) at the file\'s path on this node' % len(checked['problems'])
                         if checked['problems'] else 'the settings and the file\'s path are usable')
+
+    def step_check_pod(self, args, run_id, task_vars):
+        """Every node's check of this run, from the store: one message naming every problem of every node."""
+        checks, missing = store.read_checks(args['run_dir'], run_id, args['nodes'], hccl_env.STAGE)
+        message = hccl_env.pod_check_message(checks, missing, args['path'] or 'the HCCL environment file')
+        if message:
+            return dict(changed=False, failed=True, msg=message)
+        return dict(changed=False, msg='the stage 5 settings and file paths of %d node(s) are usable' % len(checks))
 
     def _write(self, copy_args, task_vars):
         """Run the ansible.legacy.copy action, as ansible.builtin.template does, so that backup, check mode and diff are

@@ -3,7 +3,10 @@
 """Action plugin of npuops.ascend.stage_roce: the node's part of stage 4 (lossless RoCE) in one call per step, built
 around the node's record (plugins/plugin_utils/roce/record.py).
 
-``step: plan`` plans the change (hccn_config in check mode) and chooses the restore point's path on the controller;
+``step: precheck`` reads the node before the first change and writes its check record of stage 4 (the problems that
+stop the change and, for the switch files, the LLDP data of its NPU ports); ``step: lldp`` reads LLDP when no check
+record of this run holds it (the switch files run alone); ``step: neighbours`` (once) builds the PoD's neighbour map
+from the nodes' check records. ``step: plan`` plans the change (hccn_config in check mode) and chooses the restore point's path on the controller;
 ``step: change`` sets the ports in one pass or step by step, pings the ring neighbours at the new MTU, reads the ports
 back and verifies them; ``step: restore`` restores the node from its restore point when a node of its batch failed;
 ``step: refused`` records a node the batch's precheck refused; ``step: stop`` (once) tells what a stopped batch left on
@@ -39,11 +42,13 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
 )
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 from ansible_collections.npuops.ascend.plugins.plugin_utils.switch.findings import switch_ecn_findings, switch_pfc_findings
+from ansible_collections.npuops.ascend.plugins.plugin_utils.switch.neighbours import switch_neighbours
 
 ROLE = 'roce_lossless'
 STAGE = 4
 ARGUMENT_SPEC = dict(
-    step=dict(type='str', required=True, choices=['precheck', 'plan', 'change', 'restore', 'refused', 'stop', 'record']),
+    step=dict(type='str', required=True, choices=['precheck', 'lldp', 'neighbours', 'plan', 'change', 'restore', 'refused',
+                                                  'stop', 'record']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     record=dict(type='raw'),
@@ -163,17 +168,58 @@ class ActionModule(StageAction):
         blockers = rec.precheck_blockers(read, host, args['plan'], args['allow_busy'], args['switch_check'],
                                          int(args['intent'].get('mtu', 9000)))
         facts = dict(roce_lossless_precheck_health=read, roce_lossless_before=before, roce_lossless_blockers=blockers)
+        stops = [b for b in blockers if b.get('severity') == 'fail']
+        data = {}
         if args['lldp']:  # the neighbour map of the switch files: the precheck's LLDP, else a read of its own
             lldp_read = None
             if not rec.has_lldp(before):
                 lldp_read = self._module('hccn_info', dict(queries=['lldp'], devices=args['devices'],
                                                            timeout=args['timeout']), task_vars, out)
-            facts['roce_lossless_lldp_node'] = {'node': host, 'devices': rec.lldp_devices(before, lldp_read)}
+            data['lldp'] = {'node': host, 'devices': rec.lldp_devices(before, lldp_read)}
+        # the node's check record of stage 4: what stops its change, and the LLDP data the switch files read
+        check = store.make_check(run_id, host, STAGE, ROLE, [b.get('msg') for b in stops], check_mode=self.check_mode,
+                                 data=data)
+        out['check_record'] = store.write_check(args['run_dir'], check)
         self._set_facts(out, facts)
-        stops = [b for b in blockers if b.get('severity') == 'fail']
         out.update(changed=False, blockers=blockers,
                    msg='%s: %d finding(s) stop the change' % (host, len(stops)) if stops else '%s: ready' % host)
         return out
+
+    def step_lldp(self, args, run_id, task_vars):
+        """The node's LLDP data in its check record of stage 4: kept when the precheck of this run read it, else read."""
+        host = store.check_node(task_vars.get('inventory_hostname'))
+        records, dummy = store.read_checks(args['run_dir'], run_id, [host], STAGE)
+        have = records.get(host) or {}
+        if 'lldp' in (have.get('data') or {}):
+            return dict(changed=False, lldp=have['data']['lldp'], msg='%s: LLDP as the precheck of this run read it' % host)
+        out = {}
+        read = self._module('hccn_info', dict(queries=['lldp'], devices=args['devices'], timeout=args['timeout']),
+                            task_vars, out)
+        if read.get('failed') or read.get('unreachable'):
+            return dict(read, changed=False)
+        lldp = {'node': host, 'devices': rec.lldp_devices(None, read)}
+        check = store.make_check(run_id, host, STAGE, ROLE, have.get('problems') or [], check_mode=self.check_mode,
+                                 data=dict(have.get('data') or {}, lldp=lldp))
+        out.update(changed=False, lldp=lldp, check_record=store.write_check(args['run_dir'], check),
+                   msg='%s: LLDP read on %d NPU port(s)' % (host, len(lldp['devices'])))
+        return out
+
+    def step_neighbours(self, args, run_id, task_vars):
+        """The PoD's neighbour map from the LLDP data in the check records of the nodes (``hosts``) of this run."""
+        hosts = args['hosts'] or []
+        records, missing = store.read_checks(args['run_dir'], run_id, hosts, STAGE)
+        for host, record in records.items():
+            if 'lldp' not in (record.get('data') or {}):
+                missing[host] = 'its check record of stage 4 holds no LLDP data (the precheck ran without the switch files)'
+        if missing:
+            lines = ['%s: %s' % (host, missing[host]) for host in hosts if host in missing]
+            return dict(changed=False, failed=True, msg=(
+                'The neighbour map of the switch files cannot be built: %d node(s) have no LLDP data of run %s; nothing '
+                'was changed on any node: %s' % (len(lines), run_id, ' | '.join(lines))))
+        neighbours = switch_neighbours([records[host]['data']['lldp'] for host in hosts])
+        return dict(changed=False, neighbours=neighbours,
+                    msg='%d NPU port(s) seen on %d switch(es), %d not seen' % (
+                        len(neighbours['ports']), len(neighbours['switches']), len(neighbours['unseen'])))
 
     def step_plan(self, args, run_id, task_vars):
         record = self._own_record(args, task_vars)

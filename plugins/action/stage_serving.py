@@ -4,8 +4,9 @@
 
 ``step: check`` (on every node) checks the node's stage 7 variables and, when npuMemSize is ``auto`` and a run is
 under way, reads the free HBM and the processes of its NPUs and the npuMemSize its config.json holds, decides
-npuMemSize and records that decision. ``step: check_pod`` (once) stops the stage on every node when any node has a
-problem, before anything is written. ``step: node`` (on every node) merges the settings into MindIE's config.json
+npuMemSize and records that decision; it writes the node's check record to the run's store. ``step: check_pod``
+(once) reads the check records of the play's nodes and stops the stage on every node when any node has a problem
+(or no check record of this run), before anything is written. ``step: node`` (on every node) merges the settings into MindIE's config.json
 and reads it back, or writes the vLLM-Ascend launch files, sweeps the running service when an endpoint is set,
 records the node's result and writes its JSON report. The decisions are in plugins/plugin_utils/serving.py.
 """
@@ -34,7 +35,7 @@ ARGUMENT_SPEC = dict(
     run_id=dict(type='str'),
     values=dict(type='dict', default={}, no_log=False),
     decide=dict(type='bool', default=False),
-    checks=dict(type='list', elements='dict', default=[]),
+    nodes=dict(type='list', elements='str', default=[]),
     path=dict(type='str'),
     model_index=dict(type='int', default=0),
     reserve_gb=dict(type='raw', default=4),
@@ -56,7 +57,6 @@ ARGUMENT_SPEC = dict(
     bench_timeout=dict(type='int', default=60),
     report=dict(type='bool', default=True),
 )
-STORE_FREE_STEPS = ('check', 'check_pod')  # the settings play checks before a run's report directory is chosen
 
 
 class _Failed(Exception):
@@ -75,14 +75,8 @@ class ActionModule(StageAction):
 
     def run(self, tmp=None, task_vars=None):
         dummy, checked = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
-        if checked['step'] in STORE_FREE_STEPS and not checked['decide']:
-            # the settings play checks before a run's store exists: these steps run without one
-            result = super(StageAction, self).run(tmp, task_vars)  # pylint: disable=bad-super-call
-            result.update(getattr(self, 'step_' + checked['step'])(checked, None, task_vars or {}))
-            return result
         if checked['run_dir'] is None or checked['run_id'] is None:
-            raise AnsibleActionFail('%s: step %s%s needs run_dir and run_id (the run store).'
-                                    % (self.NAME, checked['step'], ' with decide' if checked['decide'] else ''))
+            raise AnsibleActionFail('%s: step %s needs run_dir and run_id (the run store).' % (self.NAME, checked['step']))
         return super().run(tmp, task_vars)
 
     # --- the parts run on the node ----------------------------------------------------------------------------------
@@ -154,13 +148,18 @@ class ActionModule(StageAction):
                                        check_mode=self.check_mode, data={'npu_mem': decided})
             store.write_record(args['run_dir'], record)
             out.update(npu_mem=decided, record=record)
+        check = store.make_check(run_id, node, STAGE, ROLE, problems, check_mode=self.check_mode,
+                                 data={'npu_mem': out['npu_mem']})
+        out['check_record'] = store.write_check(args['run_dir'], check)
         out['msg'] = ('%s: %d problem(s) in the stage 7 variables' % (node, len(problems)) if problems
                       else '%s: npuMemSize %s' % (node, out['npu_mem']['msg'] or out['npu_mem']['problem'])
                       if out['npu_mem'] else '%s: the stage 7 variables are usable' % node)
         return out
 
     def step_check_pod(self, args, run_id, task_vars):
-        checks = args['checks']
+        """Every node's check of this run, from the store: one message naming every problem of every node."""
+        records, missing = store.read_checks(args['run_dir'], run_id, args['nodes'], STAGE)
+        checks = serving.checks_of_records(records, missing)
         message = serving.settings_message(checks) or serving.npu_mem_message(checks)
         if message:
             return dict(changed=False, failed=True, msg=message)
@@ -182,8 +181,9 @@ class ActionModule(StageAction):
         except _Failed as exc:
             return dict(exc.result, changed=out['changed'], diff=out['diff'])
         entry = serving.report_entry(node, run_id, values, findings=out['findings'], **parts)
+        # the record's data: the report's entry and the line of the secrets file (names only, never a value)
         record = store.make_record(run_id, node, STAGE, ROLE, out['findings'], skipped=values.get('engine') == 'none',
-                                   check_mode=self.check_mode, data=entry)
+                                   check_mode=self.check_mode, data=dict(entry, secrets_msg=out['secrets_msg']))
         out.update(record=record, path=store.write_record(args['run_dir'], record), entry=entry)
         if args['report']:
             directory = os.path.join(args['run_dir'], REPORT_DIR)

@@ -14,7 +14,7 @@ version_added: 0.1.0
 author:
   - npuops maintainers (@npuops)
 description:
-  - The two steps of stage 5 (the C(hccl_env) role runs them); the gate's verdict (M(npuops.ascend.stage_gate))
+  - The three steps of stage 5 (the C(hccl_env) role runs them); the gate's verdict (M(npuops.ascend.stage_gate))
     follows.
   - O(step=check) (on every node, one task, before anything is written anywhere) checks every HCCL setting and the
     file's settings with the rules of the P(npuops.ascend.hccl_env#filter) filter (O(values), O(context), O(file)) and,
@@ -24,10 +24,13 @@ description:
     problem that names C(hccl_env_path) or C(hccl_env_group) - a symbolic link at the path (with its target), anything
     else there that is not a regular file, a directory that is missing, is not a directory, does not belong to root or
     that the group or others can write, a group that C(getent group) does not find, and a read that failed. It returns
-    the result of the filter (RV(env), RV(problems), RV(advice), RV(algo), RV(file)) and RV(settings_usable); it never
-    fails for a problem, so that the caller can name the problems of every node at once (the role registers the result
-    as C(hccl_env_result) and asserts over every node of the play). It needs no run id, since the settings play runs it
-    before the run's store exists.
+    the result of the filter (RV(env), RV(problems), RV(advice), RV(algo), RV(file)) and RV(settings_usable), and writes
+    the node's check record (C(<run_dir>/nodes/<node>/check5.json), its problems and C(data.settings_usable),
+    C(data.file)); it never fails for a problem, so that O(step=check_pod) can name the problems of every node at once
+    (the role registers the result as C(hccl_env_result) for the node step).
+  - O(step=check_pod) (once) reads the check records of the O(nodes) from the run's store and fails, naming every
+    node and problem, when the settings of any node are not usable, or the file cannot be written as asked on any node,
+    or a node has no check record of this run (a record of another run id is never used). Nothing connects to a node.
   - O(step=node) (on every node, one task) writes the file from the checked O(result) with the C(ansible.legacy.copy)
     action (its owner, group and mode, never through a link, a backup of the file it replaces; check mode and the diff
     are copy's) - unless the check step found it in place (a regular file with the same SHA-1, owner, group and mode),
@@ -47,16 +50,23 @@ options:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [check, node]
+    choices: [check, check_pod, node]
   run_dir:
     description:
-      - With O(step=node), the run's directory on the controller (C(<report dir>/<run id>)), created when missing; the
-        stage roles pass C(gate_run_dir).
+      - The run's directory on the controller (C(<report dir>/<run id>)), created when missing; the stage roles pass
+        C(gate_run_dir). Required.
     type: path
   run_id:
     description:
-      - With O(step=node), the id of the run, written into every record; 1-128 letters, digits, C(.), C(_) or C(-),
-        starting with a letter or digit; the stage roles pass C(gate_run_id).
+      - The id of the run, written into every record; 1-128 letters, digits, C(.), C(_) or C(-), starting with a letter
+        or digit; the stage roles pass C(gate_run_id). Required.
+    type: str
+  nodes:
+    description: With O(step=check_pod), the nodes whose check records are read (the role passes C(ansible_play_hosts)).
+    type: list
+    elements: str
+  path:
+    description: With O(step=check_pod), the file's path, for the message.
     type: str
   values:
     description: With O(step=check), the settings, as the P(npuops.ascend.hccl_env#filter) filter takes them.
@@ -123,15 +133,21 @@ EXAMPLES = r"""
 - name: Check the settings and what is at the file's path on every node
   npuops.ascend.stage_hccl_env:
     step: check
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
     values: {connect_timeout: 1200, buffsize: 200, rdma_sl: 4, rdma_tc: 132, task_queue_enable: 2}
     context: {node_count: "{{ ansible_play_hosts_all | length }}", lossless_priority: 4, lossless_dscp: 33}
     file: {path: /etc/profile.d/npuops-hccl.sh, owner: root, group: root, mode: "0644"}
   register: hccl_env_result
 
-- name: Stop every node when any node has a problem
-  ansible.builtin.assert:
-    that: hccl_env_result.problems | length == 0
-    fail_msg: "{{ hccl_env_result.problems | map(attribute='problem') | join(' | ') }}"
+- name: Stop every node when any node has a problem (read from the check records)
+  npuops.ascend.stage_hccl_env:
+    step: check_pod
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    nodes: "{{ ansible_play_hosts }}"
+    path: /etc/profile.d/npuops-hccl.sh
+  run_once: true
 
 - name: Write the file, load it, check it against the ports and record the node
   npuops.ascend.stage_hccl_env:
@@ -175,6 +191,10 @@ settings_usable:
   description: With O(step=check), false when the settings have problems (then nothing was read on the node).
   returned: step is check
   type: bool
+check_record:
+  description: With O(step=check), the check record written (C(<run_dir>/nodes/<node>/check5.json)).
+  returned: step is check
+  type: str
 written:
   description: With O(step=node), the result of the copy action, or C(in_place) true with C(dest) and C(checksum) when
     the file was in place and copy did not run.

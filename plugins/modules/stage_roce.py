@@ -21,7 +21,15 @@ description:
   - O(step=precheck) reads the links, the addresses, the NPU processes (and LLDP unless O(switch_check=off)) and HCCL's
     values in the env file with M(npuops.ascend.health_info) and sets C(roce_lossless_precheck_health),
     C(roce_lossless_before) and C(roce_lossless_blockers) (what stops the change) on the node; a node that cannot be
-    reached is a finding, not a failure.
+    reached is a finding, not a failure. It writes the node's check record of stage 4
+    (C(<run_dir>/nodes/<node>/check4.json), with the messages of what stops the change as its problems and, with
+    O(lldp), the LLDP data of its NPU ports in C(data.lldp)).
+  - O(step=lldp) keeps the node's LLDP data for the switch files - from the check record when the precheck of this
+    run read it, else read with M(npuops.ascend.hccn_info) (query C(lldp)) and written to the check record (the switch
+    files run alone, C(playbooks/switch_config.yml)). A read that fails fails the node.
+  - O(step=neighbours) (once) builds the neighbour map of the PoD (the switch and port of each node's NPUs, the NPUs
+    LLDP does not show, the switch ports claimed twice) from the LLDP data in the check records of the O(hosts), and
+    fails naming every node without LLDP data of this run.
   - O(step=plan) plans the change with M(npuops.ascend.hccn_config) in check mode (O(want)); when something is to
     change, it chooses the path of the node's restore point on the controller (C(<backup_dir>/hccn-<node>-<run_id>.json)),
     so that the path is known even when the connection breaks during the set. A node whose record already holds a
@@ -52,7 +60,7 @@ options:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [precheck, plan, change, restore, refused, stop, record]
+    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record]
   record:
     description: The node's record so far (C(roce_lossless_node.record) of the step before); unset, a new record.
     type: raw
@@ -74,7 +82,7 @@ options:
     type: list
     elements: dict
   lldp:
-    description: With O(step=precheck), keep the LLDP data of the node for the switch files (read it when the precheck did not).
+    description: With O(step=precheck), keep the LLDP data of the node in its check record for the switch files (read it when the precheck did not).
     type: bool
     default: false
   ecn:
@@ -93,7 +101,9 @@ options:
     type: list
     elements: str
   hosts:
-    description: Every node of the play, in order (the ring of the jumbo ping, the stop); default C(ansible_play_hosts_all).
+    description:
+      - Every node of the play, in order (the ring of the jumbo ping, the stop); default C(ansible_play_hosts_all).
+      - With O(step=neighbours), the nodes of the neighbour map.
     type: list
     elements: str
   want:
@@ -299,7 +309,22 @@ record:
       setting - C(address), C(mtu), C(pfc), C(dscp_to_tc)), C(changed_devices), C(ping) (the ping's summary),
       C(findings), C(switch_findings), C(port_settings), C(failure) (C(task), C(msg), C(stage), C(phase), C(lost),
       C(reason)), C(restore) (the restore's result) and C(done).
-  returned: step is not stop
+  returned: step is plan, change, restore, refused or record
+  type: dict
+check_record:
+  description: With O(step=precheck), and O(step=lldp) when it read LLDP, the check record written.
+  returned: step is precheck, or lldp with a read
+  type: str
+lldp:
+  description: With O(step=lldp), the node's LLDP data C({node, devices}) (the devices of M(npuops.ascend.hccn_info)).
+  returned: step is lldp
+  type: dict
+neighbours:
+  description:
+    - With O(step=neighbours), the neighbour map - C(switches) (by name, with C(chassis_id), C(management_address) and
+      C(ports)), C(ports) (C(node), C(npu), C(switch), C(port), C(max_frame_size)), C(unseen) (C(node), C(npu), C(reason))
+      and C(conflicts) (C(switch), C(port), C(npus)).
+  returned: step is neighbours
   type: dict
 plan:
   description: With O(step=plan), what the change ticket shows of the node (absent when the node was not reached).

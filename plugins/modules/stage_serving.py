@@ -21,10 +21,12 @@ description:
     M(npuops.ascend.npu_info) (C(gather_subset) V(usages), V(processes)) and reads the npuMemSize config.json holds
     (M(npuops.ascend.mindie_config) in check mode, no diff), decides npuMemSize - computed from the free HBM only while
     no process runs on the instance's NPUs, the value of the file kept while one does, else a problem - and writes
-    that decision to the node's record of stage 7 (C(data.npu_mem)).
-  - O(step=check_pod) (once, C(run_once)) takes the results of O(step=check) of every node (O(checks)) and fails,
-    before anything is written on any node, when a node's variables have a problem or its npuMemSize could not be
-    decided; every problem is named with its node.
+    that decision to the node's record of stage 7 (C(data.npu_mem)). It writes the node's check record
+    (C(<run_dir>/nodes/<node>/check7.json), with its problems and C(data.npu_mem)).
+  - O(step=check_pod) (once, C(run_once)) reads the check records of the O(nodes) from the run's store and fails,
+    before anything is written on any node, when a node's variables have a problem, its npuMemSize could not be
+    decided, or it has no check record of this run (a record of another run id is never used); every problem is named
+    with its node.
   - O(step=node) (on every node, one task) does the node's work. With engine C(mindie), merges the settings (and the
     npuMemSize decided by O(step=check), or the number given) into config.json with M(npuops.ascend.mindie_config),
     reads the file back and turns the result into findings (a rule of MindIE that fails is a finding, not a failed
@@ -45,14 +47,12 @@ options:
   run_dir:
     description:
       - The run's directory on the controller (C(<report dir>/<run id>)), created when missing; the stage roles pass
-        C(gate_run_dir).
-      - Needed by O(step=node), and by O(step=check) with O(decide); O(step=check) without it checks the variables only
-        (the settings play, before a run's directory is chosen).
+        C(gate_run_dir). Required.
     type: path
   run_id:
     description:
       - The id of the run, written into every record; 1-128 letters, digits, C(.), C(_) or C(-), starting with a letter
-        or digit; the stage roles pass C(gate_run_id). Needed where O(run_dir) is.
+        or digit; the stage roles pass C(gate_run_id). Required.
     type: str
   values:
     description:
@@ -63,13 +63,13 @@ options:
     type: dict
     default: {}
   decide:
-    description: With O(step=check), decide npuMemSize C(auto) on the node (needs O(run_dir) and O(run_id)).
+    description: With O(step=check), decide npuMemSize C(auto) on the node.
     type: bool
     default: false
-  checks:
-    description: With O(step=check_pod), the registered results of O(step=check) of every node of the play.
+  nodes:
+    description: With O(step=check_pod), the nodes whose check records are read (the role passes C(ansible_play_hosts)).
     type: list
-    elements: dict
+    elements: str
     default: []
   path:
     description: MindIE's config.json on the node.
@@ -191,10 +191,12 @@ EXAMPLES = r"""
     path: /usr/local/Ascend/mindie/latest/mindie-service/conf/config.json
   register: serving_checked
 
-- name: Stop on every node when any node has a problem
+- name: Stop on every node when any node has a problem (read from the check records)
   npuops.ascend.stage_serving:
     step: check_pod
-    checks: "{{ ansible_play_hosts | map('extract', hostvars, 'serving_checked') | list }}"
+    run_dir: "{{ playbook_dir }}/npuops-reports/20261205T101500Z"
+    run_id: 20261205T101500Z
+    nodes: "{{ ansible_play_hosts }}"
   run_once: true
 
 - name: Write config.json, read it back and record the node
@@ -227,6 +229,10 @@ npu_mem:
   type: dict
 host:
   description: With O(step=check), the node.
+  returned: step is check
+  type: str
+check_record:
+  description: With O(step=check), the check record written (C(<run_dir>/nodes/<node>/check7.json)).
   returned: step is check
   type: str
 findings:

@@ -964,10 +964,33 @@ def hccl_env_file(env, header=HEADER, path=None):
 
 # --- the HCCL environment of a node against its ports (stage 5) ------------------------------------------------------
 
-def hccl_env_problem_lines(pair):
-    """'node01: <problem>' for each problem of one node's hccl_env result; input ``[result, host]``."""
-    result, host = pair
-    return ['%s: %s' % (host, p.get('problem') if isinstance(p, Mapping) else p) for p in (result or {}).get('problems') or []]
+def problem_texts(result):
+    """The text of each problem of one node's hccl_env result (what its check record keeps)."""
+    return [str(p.get('problem') if isinstance(p, Mapping) else p) for p in (result or {}).get('problems') or []]
+
+
+def check_data(result):
+    """What a node's check record of stage 5 keeps besides its problems: whether its settings were usable (false:
+    nothing was read on the node) and the file's checked settings (path, owner, group, mode)."""
+    result = result or {}
+    return {'settings_usable': bool(result.get('settings_usable')), 'file': result.get('file')}
+
+
+def pod_check_message(checks, missing, path):
+    """Why stage 5 stops on every node before a file is written, or None: ``checks`` the nodes' check records (node ->
+    record, in the play's order), ``missing`` why a node has no usable record (node -> text). Problems of the settings
+    themselves come first; then every problem at the file's path on any node, and every node without a record."""
+    unusable = ['%s: %s' % (node, text) for node, record in checks.items()
+                if not (record.get('data') or {}).get('settings_usable', True) for text in record.get('problems') or []]
+    if unusable:
+        return ('The HCCL settings are not usable (%d problem(s)), so %s was not written on any node: %s'
+                % (len(unusable), path, ' | '.join(unusable)))
+    lines = ['%s: %s' % (node, text) for node, record in checks.items() for text in record.get('problems') or []]
+    lines += ['%s: %s' % (node, text) for node, text in (missing or {}).items()]
+    if lines:
+        return ('The HCCL environment file cannot be written as asked (%d problem(s)), so %s was not written on any '
+                'node: %s' % (len(lines), path, ' | '.join(lines)))
+    return None
 
 
 def hccl_env_findings(result, host=None, loaded=None, ports=None, intent=None):

@@ -396,6 +396,15 @@ def npu_mem_findings(host, decided):
     return [finding(host, None, 'npu_mem_size', None, 'npuMemSize', decided['problem'])]
 
 
+def checks_of_records(records, missing):
+    """The nodes' checks ``{host, problems, npu_mem}`` (what :func:`settings_message` and :func:`npu_mem_message` read)
+    from their check records of stage 7 (node -> record) and, for a node without a usable record (node -> why), that
+    reason as its problem; in node order, the records first."""
+    out = [{'host': node, 'problems': list(record.get('problems') or []),
+            'npu_mem': (record.get('data') or {}).get('npu_mem')} for node, record in (records or {}).items()]
+    return out + [{'host': node, 'problems': [text], 'npu_mem': None} for node, text in (missing or {}).items()]
+
+
 def settings_message(checks):
     """The message that stops stage 7 when the variables of any node have problems, else None.
 

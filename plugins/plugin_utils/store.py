@@ -24,6 +24,7 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL
 
 SCHEMA = 'npuops.ascend/stage-record'
 POD_SCHEMA = 'npuops.ascend/pod-record'
+CHECK_SCHEMA = 'npuops.ascend/check-record'
 VERSION = 1
 STATUSES = ('passed', 'failed', 'skipped', 'stopped')
 RECORD_KEYS = ('schema', 'version', 'run', 'node', 'stage', 'role', 'status', 'check_mode', 'time', 'failures',
@@ -300,6 +301,65 @@ def summary(run_dir, run_id, nodes, check_mode=False):
             entries[key] = _with_pod(entry, str(node), pods[record['stage']])
         out[str(node)] = entries
     return {'run': run_id, 'check_mode': bool(check_mode), 'nodes': out}
+
+
+def check_path(run_dir, node, stage):
+    return os.path.join(node_dir(run_dir, node), 'check%d.json' % check_stage(stage))
+
+
+def make_check(run_id, node, stage, role, problems, check_mode=False, data=None, now=None):
+    """The record of one node's settings check of a stage (before anything is written): its problems (text) and what
+    the stage's node step needs from the check in ``data``; ``usable`` when it has no problem."""
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    problems = [str(text) for text in problems or []]
+    return {
+        'schema': CHECK_SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'node': check_node(node),
+        'stage': check_stage(stage), 'role': str(role or ''), 'check_mode': bool(check_mode),
+        'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ'), 'usable': not problems, 'problems': problems,
+        'data': dict(data or {}),
+    }
+
+
+def write_check(run_dir, record):
+    """Write a check record atomically to ``<run dir>/nodes/<node>/check<N>.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    _own_dir(os.path.join(run_dir, 'nodes'))
+    _own_dir(node_dir(run_dir, record['node']))
+    return write_json(check_path(run_dir, record['node'], record['stage']), record)
+
+
+def read_checks(run_dir, run_id, nodes, stage):
+    """The check records of one stage for the given nodes: ``(records by node, problems by node)``, a problem saying
+    why the node's check record cannot be used (no record, another run's, not a check record); both in node order."""
+    records, problems = {}, {}
+    for node in nodes or []:
+        path = check_path(run_dir, node, stage)
+        record, problem = _load(path)
+        if problem == 'missing':
+            problem = 'no check record of stage %d in the run store (%s): the check did not run on this node' % (
+                stage, path)
+        elif problem is None:
+            if not isinstance(record, dict) or record.get('schema') != CHECK_SCHEMA:
+                problem = 'is not a check record (schema %r, expected %r)' % (
+                    record.get('schema') if isinstance(record, dict) else None, CHECK_SCHEMA)
+            elif record.get('version') != VERSION:
+                problem = 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
+            elif record.get('run') != run_id:
+                problem = 'is of run %s, not of this run %s: a record of another run is never used' % (
+                    record.get('run'), run_id)
+            elif record.get('node') != node or record.get('stage') != stage:
+                problem = 'is the check record of %s stage %s, not of %s stage %s' % (
+                    record.get('node'), record.get('stage'), node, stage)
+            elif not isinstance(record.get('problems'), list):
+                problem = 'has no list of problems'
+            if problem is None:
+                records[node] = record
+                continue
+            problem = 'the check record of stage %d in the run store (%s) %s' % (stage, path, problem)
+        else:
+            problem = 'the check record of stage %d in the run store (%s) %s' % (stage, path, problem)
+        problems[node] = problem
+    return records, problems
 
 
 def write_summary(run_dir, document):

@@ -54,9 +54,17 @@ def test_the_ports_come_from_the_one_plan():
     assert variables["npuops_node_index"] == 3
 
 
-def test_the_validation_of_site_yml_passes_without_a_connection():
-    rc, out, _stdout = _run(_tool("ansible-playbook"), "-i", INVENTORY, PLAYBOOK)
+def test_the_validation_of_site_yml_passes_without_a_connection(tmp_path):
+    reports = tmp_path / "reports"
+    rc, out, _stdout = _run(_tool("ansible-playbook"), "-i", INVENTORY, PLAYBOOK, "-e", "npuops_report_dir=%s" % reports,
+                            "-e", "npuops_run_id=validate1")
     assert rc == 0, out[-4000:]
+    # the settings checks of stages 5 and 7 wrote each node's check record to the run's store, and read them back
+    for host in HOSTS:
+        for stage in (5, 7):
+            with open(reports / "validate1" / "nodes" / host / ("check%d.json" % stage)) as handle:
+                record = json.load(handle)
+            assert (record["run"], record["node"], record["usable"]) == ("validate1", host, True), record
     # every node got its eight ports from the plan: NPU d of node n is 198.18.d.(10 + n)
     for index, host in enumerate(HOSTS, 1):
         addresses = " ".join("198.18.%d.%d" % (device, 10 + index) for device in range(8))
@@ -64,8 +72,9 @@ def test_the_validation_of_site_yml_passes_without_a_connection():
     assert "unreachable=1" not in out and "failed=1" not in out
 
 
-def test_the_validation_refuses_two_nodes_with_one_index():
+def test_the_validation_refuses_two_nodes_with_one_index(tmp_path):
     # the checks do see the derived ports: the same node index everywhere gives every address twice
-    rc, out, _stdout = _run(_tool("ansible-playbook"), "-i", INVENTORY, PLAYBOOK, "-e", "npuops_node_index=1")
+    rc, out, _stdout = _run(_tool("ansible-playbook"), "-i", INVENTORY, PLAYBOOK, "-e", "npuops_node_index=1",
+                            "-e", "npuops_report_dir=%s" % tmp_path)
     assert rc == 2, out[-4000:]
     assert "a2-node02: npuops_npu_ports NPU 0 address 198.18.0.11 is also used by NPU 0 on a2-node01" in out

@@ -37,9 +37,10 @@ def modules(table):
     return answer
 
 
-def check_step(table, calls, file=None, values=None):
+def check_step(run_dir, table, calls, file=None, values=None, node=H):
     """The check step; a stat answers by whether it follows links: ``table['path']`` (no) or ``table['dir']``."""
-    args = dict(step='check', values=values or VALUES, context=CONTEXT, file=file or FILE)
+    args = dict(step='check', run_dir=str(run_dir / RUN), run_id=RUN, values=values or VALUES, context=CONTEXT,
+                file=file or FILE)
     plugin = stage_actions.make_action(action.ActionModule, args)
 
     def execute(module_name, module_args, task_vars):
@@ -54,7 +55,7 @@ def check_step(table, calls, file=None, values=None):
         return dict(table[module_name])
 
     plugin._execute_module = execute
-    return stage_actions.run_step(plugin, {'inventory_hostname': H})
+    return stage_actions.run_step(plugin, {'inventory_hostname': node})
 
 
 def checked(**changes):
@@ -83,9 +84,9 @@ def read_json(path):
 
 # ---- step check ----------------------------------------------------------------------------------------------------
 
-def test_the_check_reads_the_path_and_its_directory_and_not_the_root_group():
+def test_the_check_reads_the_path_and_its_directory_and_not_the_root_group(tmp_path):
     calls = []
-    result = check_step({'path': REGULAR, 'dir': DIRECTORY}, calls)
+    result = check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY}, calls)
     assert [name for name, _args in calls] == ['npuops.ascend.path_info']
     assert calls[0][1] == {'paths': [{'path': PATH, 'follow': False, 'checksum': True},
                                      {'path': '/etc/profile.d', 'follow': True, 'checksum': False}]}
@@ -95,17 +96,17 @@ def test_the_check_reads_the_path_and_its_directory_and_not_the_root_group():
     assert 'failed' not in result
 
 
-def test_the_check_looks_up_another_group_and_names_a_missing_one():
+def test_the_check_looks_up_another_group_and_names_a_missing_one(tmp_path):
     calls = []
-    result = check_step({'path': REGULAR, 'dir': DIRECTORY, 'ansible.legacy.getent': NO_GROUP}, calls,
+    result = check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY, 'ansible.legacy.getent': NO_GROUP}, calls,
                         file=dict(FILE, group='nosuchgroup'))
     assert calls[-1] == ('ansible.legacy.getent', {'database': 'group', 'key': 'nosuchgroup', 'fail_key': False})
     assert [p['variable'] for p in result['problems']] == ['hccl_env_group'] and result['file'] is None
     assert result['settings_usable'] is True and 'failed' not in result   # the role's assert names every node
 
 
-def test_a_link_at_the_path_is_a_problem_of_the_node():
-    result = check_step({'path': LINK, 'dir': DIRECTORY}, [])
+def test_a_link_at_the_path_is_a_problem_of_the_node(tmp_path):
+    result = check_step(tmp_path, {'path': LINK, 'dir': DIRECTORY}, [])
     assert result['problems'][0]['problem'].startswith(
         "hccl_env_path '/etc/profile.d/npuops-hccl.sh' is a symbolic link to '/root/x.sh'")
     assert result['settings_usable'] is True
@@ -119,14 +120,14 @@ def test_a_link_at_the_path_is_a_problem_of_the_node():
      "hccl_env_path '/etc/profile.d/npuops-hccl.sh' could not be checked on this node: could not examine "
      "/etc/profile.d/npuops-hccl.sh: Permission denied"),
 ])
-def test_a_path_that_cannot_be_read_is_a_problem_of_the_node(read, problem):
-    result = check_step({'read': read}, [])
+def test_a_path_that_cannot_be_read_is_a_problem_of_the_node(tmp_path, read, problem):
+    result = check_step(tmp_path, {'read': read}, [])
     assert result['problems'][0]['problem'] == problem and result['file'] is None and 'path_state' not in result
 
 
-def test_settings_with_problems_read_nothing_on_the_node():
+def test_settings_with_problems_read_nothing_on_the_node(tmp_path):
     calls = []
-    result = check_step({}, calls, file=dict(FILE, mode='0666'), values=dict(VALUES, buffsize=0))
+    result = check_step(tmp_path, {}, calls, file=dict(FILE, mode='0666'), values=dict(VALUES, buffsize=0))
     assert calls == []
     assert result['settings_usable'] is False and len(result['problems']) == 2 and result['file'] is None
     assert 'failed' not in result
@@ -136,7 +137,61 @@ def test_the_check_needs_its_settings():
     with pytest.raises(AnsibleActionFail) as error:
         stage_actions.run_step(stage_actions.make_action(action.ActionModule, {'step': 'check', 'values': VALUES}),
                                {'inventory_hostname': H})
-    assert str(error.value) == 'stage_hccl_env: step check needs file'
+    assert str(error.value) == 'stage_hccl_env: step check needs run_dir, run_id, file'
+    with pytest.raises(AnsibleActionFail) as error:
+        stage_actions.run_step(stage_actions.make_action(action.ActionModule, {'step': 'check_pod', 'run_id': RUN}),
+                               {'inventory_hostname': H})
+    assert str(error.value) == 'stage_hccl_env: step check_pod needs run_dir, nodes'
+
+
+def check_pod(tmp_path, nodes, run_id=RUN):
+    args = dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=run_id, nodes=nodes, path=PATH)
+    return stage_actions.run_step(stage_actions.make_action(action.ActionModule, args), {'inventory_hostname': 'node01'})
+
+
+def test_the_check_records_the_node_and_the_pod_step_passes_on_the_records(tmp_path):
+    result = check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY}, [], node='node01')
+    check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY}, [], node='node02')
+    record = read_json(result['check_record'])
+    assert result['check_record'] == str(tmp_path / RUN / 'nodes' / 'node01' / 'check5.json')
+    assert record['schema'] == 'npuops.ascend/check-record' and record['run'] == RUN and record['stage'] == 5
+    assert record['usable'] is True and record['problems'] == []
+    assert record['data'] == {'settings_usable': True, 'file': FILE}
+    pod = check_pod(tmp_path, ['node01', 'node02'])
+    assert 'failed' not in pod and pod['msg'] == 'the stage 5 settings and file paths of 2 node(s) are usable'
+
+
+def test_the_pod_step_names_settings_problems_first(tmp_path):
+    # node01: the file's path is a link (a problem of the node); node03: the settings themselves
+    check_step(tmp_path, {'path': LINK, 'dir': DIRECTORY}, [], node='node01')
+    check_step(tmp_path, {}, [], values=dict(VALUES, buffsize=0), node='node03')
+    pod = check_pod(tmp_path, ['node01', 'node03'])
+    assert pod['failed'] is True
+    assert pod['msg'].startswith('The HCCL settings are not usable (1 problem(s)), so %s was not written on any node: '
+                                 'node03: hccl_env_buffsize 0' % PATH)
+    assert 'node01' not in pod['msg']
+    # once the settings are usable everywhere, every node's problem at the path is named, with a node not checked
+    check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY}, [], node='node03')
+    pod = check_pod(tmp_path, ['node01', 'node03', 'node04'])
+    assert pod['msg'].startswith('The HCCL environment file cannot be written as asked (2 problem(s)), so %s was not '
+                                 'written on any node: node01: hccl_env_path \'%s\' is a symbolic link' % (PATH, PATH))
+    assert (' | node04: no check record of stage 5 in the run store (%s): the check did not run on this node'
+            % (tmp_path / RUN / 'nodes' / 'node04' / 'check5.json')) in pod['msg']
+
+
+def test_the_pod_step_never_uses_a_check_of_another_run(tmp_path):
+    check_step(tmp_path, {'path': REGULAR, 'dir': DIRECTORY}, [], node='node01')
+    pod = check_pod(tmp_path, ['node01'], run_id='R2')
+    assert pod['failed'] is True
+    assert 'node01: the check record of stage 5 in the run store' in pod['msg']
+    assert 'is of run R1, not of this run R2: a record of another run is never used' in pod['msg']
+    # a link in place of the record is not followed
+    path = tmp_path / RUN / 'nodes' / 'node01' / 'check5.json'
+    path.unlink()
+    path.symlink_to(tmp_path / 'elsewhere.json')
+    (tmp_path / 'elsewhere.json').write_text('{}')
+    pod = check_pod(tmp_path, ['node01'])
+    assert pod['failed'] is True and 'cannot be read' in pod['msg']
 
 
 # ---- step node -----------------------------------------------------------------------------------------------------

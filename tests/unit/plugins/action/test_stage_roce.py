@@ -305,8 +305,48 @@ def test_the_precheck_reads_once_and_sets_what_the_assert_and_the_change_read(tm
     facts = out['ansible_facts']
     assert facts['roce_lossless_before'] == read['ports'] and facts['roce_lossless_precheck_health'] == read
     assert [(f['device'], f['check']) for f in facts['roce_lossless_blockers']] == [(2, 'link')]
-    assert facts['roce_lossless_lldp_node'] == {'node': H, 'devices': {'0': {'lldp': {'system_name': 'leaf-01'}}}}
     assert out['changed'] is False and out['msg'] == 'node02: 1 finding(s) stop the change'
+    # the node's check record of stage 4: what stops its change, and the LLDP data for the switch files
+    with open(out['check_record'], encoding='utf-8') as handle:
+        check = json.load(handle)
+    assert out['check_record'] == str(tmp_path / RUN / 'nodes' / H / 'check4.json')
+    assert check['problems'] == [facts['roce_lossless_blockers'][0]['msg']] and check['usable'] is False
+    assert check['data'] == {'lldp': {'node': H, 'devices': {'0': {'lldp': {'system_name': 'leaf-01'}}}}}
+    # the LLDP step then reads nothing: the precheck of this run kept it
+    node = Node()
+    out = step(tmp_path, node, step='lldp', devices=list(range(8)))
+    assert node.calls == [] and out['lldp'] == check['data']['lldp']
+    assert out['msg'] == 'node02: LLDP as the precheck of this run read it'
+
+
+def lldp(name, port):
+    return {'lldp': {'system_name': name, 'ifname': port, 'chassis_id': 'aa:bb', 'max_frame_size': 9216}}
+
+
+def test_run_alone_the_lldp_step_reads_and_records_and_the_map_is_built_from_the_records(tmp_path):
+    for n, host in enumerate(HOSTS):
+        node = Node({'changed': False, 'devices': {'0': lldp('leaf-01', '100GE1/0/%d' % (n + 1))}})
+        out = step(tmp_path, node, host=host, step='lldp', devices=[0], timeout=30)
+        assert node.calls == [('hccn_info', {'queries': ['lldp'], 'devices': [0], 'timeout': 30}, False)]
+        assert out['msg'] == '%s: LLDP read on 1 NPU port(s)' % host
+    out = step(tmp_path, Node(), step='neighbours', hosts=HOSTS)
+    assert 'failed' not in out and out['msg'] == '3 NPU port(s) seen on 1 switch(es), 0 not seen'
+    assert [(p['node'], p['npu'], p['switch'], p['port']) for p in out['neighbours']['ports']] == [
+        ('node01', 0, 'leaf-01', '100GE1/0/1'), ('node02', 0, 'leaf-01', '100GE1/0/2'),
+        ('node03', 0, 'leaf-01', '100GE1/0/3')]
+    # a node without a record of this run, or with one that holds no LLDP data, stops the map
+    step(tmp_path, Node(info()), host='node03', step='precheck', switch_check='off', intent=dict(INTENT))
+    out = step(tmp_path, Node(), step='neighbours', hosts=HOSTS + ['node04'])
+    assert out['failed'] is True
+    assert out['msg'].startswith('The neighbour map of the switch files cannot be built: 2 node(s) have no LLDP data of '
+                                 'run R1; nothing was changed on any node: node03: its check record of stage 4 holds no '
+                                 'LLDP data')
+    assert '| node04: no check record of stage 4 in the run store' in out['msg']
+
+
+def test_an_lldp_read_that_fails_fails_the_node(tmp_path):
+    out = step(tmp_path, Node(AnsibleConnectionFailure('no route to host')), step='lldp', devices=[0])
+    assert out['unreachable'] is True and not (tmp_path / RUN / 'nodes' / H / 'check4.json').exists()
 
 
 def test_a_node_the_precheck_cannot_reach_is_a_finding_not_a_failure(tmp_path):
@@ -316,7 +356,10 @@ def test_a_node_the_precheck_cannot_reach_is_a_finding_not_a_failure(tmp_path):
     facts = out['ansible_facts']
     assert facts['roce_lossless_precheck_health']['unreachable'] is True
     assert [f['check'] for f in facts['roce_lossless_blockers']] == ['reachable']
-    assert 'roce_lossless_lldp_node' not in facts and out.get('failed') is not True
+    assert out.get('failed') is not True
+    with open(out['check_record'], encoding='utf-8') as handle:
+        check = json.load(handle)
+    assert check['data'] == {} and len(check['problems']) == 1   # no LLDP asked for; the node's blocker
 
 
 def test_the_record_step_checks_the_ecn_marks_of_the_benchmark(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.npuops.ascend.plugins.action import stage_serving as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils import store
 from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
 
 RUN = 'R1'
@@ -49,19 +50,39 @@ def read_json(path):
 
 # --- check ------------------------------------------------------------------------------------------------------------
 
-def test_the_check_of_the_settings_play_needs_no_run_and_reads_nothing():
+def test_the_check_of_the_settings_play_reads_nothing_and_records_the_node(tmp_path):
     calls = []
-    result = run(make(dict(step='check', values=dict(MINDIE, settings={'maxPreemptCount': 300, 'maxBatchSize': 200})),
-                      {}, calls=calls), 'node02')
+    args = dict(step='check', run_dir=str(tmp_path / RUN), run_id=RUN,
+                values=dict(MINDIE, settings={'maxPreemptCount': 300, 'maxBatchSize': 200}))
+    result = run(make(args, {}, calls=calls), 'node02')
     assert calls == []
     assert result['host'] == 'node02' and result['npu_mem'] is None and 'failed' not in result
-    assert result['problems'] == ['maxPreemptCount 300 is more than maxBatchSize 200: MindIE needs maxPreemptCount <= '
-                                  'maxBatchSize']
+    problem = 'maxPreemptCount 300 is more than maxBatchSize 200: MindIE needs maxPreemptCount <= maxBatchSize'
+    assert result['problems'] == [problem]
+    check = read_json(result['check_record'])
+    assert result['check_record'] == str(tmp_path / RUN / 'nodes' / 'node02' / 'check7.json')
+    assert check['schema'] == 'npuops.ascend/check-record' and check['run'] == RUN and check['stage'] == 7
+    assert check['problems'] == [problem] and check['usable'] is False and check['data'] == {'npu_mem': None}
+    assert not (tmp_path / RUN / 'nodes' / 'node02' / 'stage7.json').exists()   # no decision, no stage record
+    good = run(make(dict(args, values=MINDIE), {}), 'node01')
+    assert read_json(good['check_record'])['usable'] is True
+    pod = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=RUN, nodes=['node01', 'node02', 'node03']),
+                   {}))
+    assert pod['failed'] is True
+    assert pod['msg'] == ('The stage 7 settings are not usable (2 problem(s)), so nothing was written on any node: '
+                          'node02: %s | node03: no check record of stage 7 in the run store (%s): the check did not '
+                          'run on this node' % (problem, tmp_path / RUN / 'nodes' / 'node03' / 'check7.json'))
+    pod = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=RUN, nodes=['node01']), {}))
+    assert 'failed' not in pod and pod['msg'] == 'the stage 7 settings of 1 node(s) are usable'
+    stale = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id='R0', nodes=['node01']), {}))
+    assert stale['failed'] is True and 'is of run R1, not of this run R0: a record of another run is never used' in stale['msg']
 
 
-def test_deciding_npu_mem_size_and_the_node_step_need_the_run_store(tmp_path):
-    with pytest.raises(AnsibleActionFail, match='step check with decide needs run_dir and run_id'):
+def test_every_step_needs_the_run_store(tmp_path):
+    with pytest.raises(AnsibleActionFail, match='step check needs run_dir and run_id'):
         run(make(dict(step='check', values=MINDIE, decide=True), {}))
+    with pytest.raises(AnsibleActionFail, match='step check_pod needs run_dir and run_id'):
+        run(make(dict(step='check_pod', run_id=RUN, nodes=['node01']), {}))
     with pytest.raises(AnsibleActionFail, match='step node needs run_dir and run_id'):
         run(make(dict(step='node', run_id=RUN, values=MINDIE, path=PATH), {}))
     with pytest.raises(AnsibleActionFail, match='the run id .* cannot name a run directory'):
@@ -100,7 +121,7 @@ def test_the_check_keeps_the_files_value_while_a_model_holds_the_npus_and_fails_
     assert none['npu_mem']['npuMemSize'] is None
     record = read_json(tmp_path / RUN / 'nodes' / 'node02' / 'stage7.json')
     assert record['status'] == 'failed' and record['findings'][0]['check'] == 'npu_mem_size'
-    pod = run(make(dict(step='check_pod', checks=[kept, none]), {}))
+    pod = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=RUN, nodes=['node01', 'node02']), {}))
     assert pod['failed'] is True
     assert pod['msg'].startswith('Stage 7 stopped before anything was written on any node: node02: npuMemSize auto '
                                  'cannot be computed now: NPU 0, 1, 2, 3, 4, 5, 6, 7 run processes (pid ')
@@ -113,13 +134,15 @@ def test_a_node_with_bad_settings_reads_nothing_and_the_settings_message_comes_f
     args = dict(step='check', run_dir=str(tmp_path / RUN), run_id=RUN, values=values, decide=True, path=PATH)
     bad = run(make(args, {}, calls=calls))
     assert calls == [] and bad['npu_mem'] is None and len(bad['problems']) == 1
-    undecided = {'host': 'node02', 'problems': [], 'npu_mem': {'problem': 'x'}}
-    pod = run(make(dict(step='check_pod', checks=[bad, undecided]), {}))
+    undecided = store.make_check(RUN, 'node02', 7, 'mindie_config', [], data={'npu_mem': {'problem': 'x'}})
+    store.write_check(str(tmp_path / RUN), undecided)
+    pod = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=RUN, nodes=['node01', 'node02']), {}))
     assert pod['msg'] == ('The stage 7 settings are not usable (1 problem(s)), so nothing was written on any node: '
                           'node01: mindie_config_npu_mem_size auto needs mindie_config_weights_gb, the weights per NPU in '
                           'GB (0 or more), got None')
-    good = run(make(dict(step='check_pod', checks=[{'host': 'node01', 'problems': [], 'npu_mem': None}]), {}))
-    assert 'failed' not in good
+    assert read_json(bad['check_record'])['problems'] == bad['problems']
+    pod = run(make(dict(step='check_pod', run_dir=str(tmp_path / RUN), run_id=RUN, nodes=['node02']), {}))
+    assert pod['msg'] == 'Stage 7 stopped before anything was written on any node: node02: x'
 
 
 # --- node: MindIE -----------------------------------------------------------------------------------------------------
@@ -152,7 +175,7 @@ def test_the_node_merges_reads_back_records_and_reports(tmp_path):
     assert result['changed'] is True and result['diff'] == [mindie_result()['diff']]
     assert result['findings'] == [] and 'diff' not in result['mindie_config']
     entry = read_json(tmp_path / RUN / 'stage7-mindie_config' / 'node02.json')
-    assert entry == result['entry'] == result['record']['data']
+    assert entry == result['entry'] and result['record']['data'] == dict(entry, secrets_msg=None)
     assert entry['changes'][0]['key'] == 'maxBatchSize' and entry['backup_file'] == PATH + '.1~'
     assert entry['file'] == PATH and entry['settings'] == {'maxBatchSize': 64} and entry['load_sweep'] is None
     with open(tmp_path / RUN / 'stage7-mindie_config' / 'node02.json', encoding='utf-8') as handle:
@@ -253,6 +276,8 @@ def test_vllm_files_are_written_and_no_secret_reaches_the_result_or_the_diff(tmp
     text = json.dumps(result)
     assert KEY not in text and TOKEN not in text
     assert [diff.get('after_header') for diff in result['diff']] == [None, '/v/vllm-qwen.env', '/v/vllm-qwen.sh']
+    # the line of the secrets file is in the node's record too (the PoD step shows it from there)
+    assert result['record']['data']['secrets_msg'] == result['secrets_msg']
     assert result['secrets_msg'] == ('/v/vllm-qwen.secrets was written: HF_TOKEN=<redacted>, VLLM_API_KEY=<redacted> '
                                      '(the values are never shown)')
     assert result['entry']['vllm_argv'] == ['vllm', 'serve', '/data/qwen', '--tensor-parallel-size', '8']

@@ -16,7 +16,9 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.hccl_env import (
     hccl_env_file,
     hccl_env_findings,
     hccl_env_node_check,
-    hccl_env_problem_lines,
+    pod_check_message,
+    problem_texts,
+    check_data,
 )
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.roce_samples import H, info, only, port
 
@@ -994,14 +996,31 @@ def test_file_errors(env, kwargs, message):
 
 # ---- hccl_env_problem_lines, hccl_env_findings ----------------------------------------------------------------------
 
-def test_hccl_env_problem_lines():
-    result = {'env': [], 'advice': [], 'problems': [
-        {'variable': 'hccl_env_buffsize', 'value': 2147483648, 'problem': 'hccl_env_buffsize 2147483648 is not a size in MB'},
-        'HCCL_IF_IP is a loopback address']}
-    assert hccl_env_problem_lines([result, 'node02']) == ['node02: hccl_env_buffsize 2147483648 is not a size in MB',
-                                                          'node02: HCCL_IF_IP is a loopback address']
-    assert hccl_env_problem_lines((None, 'node03')) == []
-    assert hccl_env_problem_lines(({'problems': []}, 'node03')) == []
+def test_problem_texts_and_check_data():
+    result = {'problems': [{'problem': 'hccl_env_buffsize 2147483648 is not a size in MB'}, 'plain text'],
+              'settings_usable': False, 'file': None, 'env': [['HCCL_BUFFSIZE', '1']]}
+    assert problem_texts(result) == ['hccl_env_buffsize 2147483648 is not a size in MB', 'plain text']
+    assert problem_texts(None) == [] and problem_texts({'problems': []}) == []
+    assert check_data(result) == {'settings_usable': False, 'file': None}
+    assert check_data(None) == {'settings_usable': False, 'file': None}
+
+
+def _check(problems, usable=True):
+    return {'problems': problems, 'data': {'settings_usable': usable}}
+
+
+def test_pod_check_message():
+    path = '/etc/profile.d/npuops-hccl.sh'
+    assert pod_check_message({'node01': _check([]), 'node02': _check([])}, [], path) is None
+    # settings problems first, only theirs
+    message = pod_check_message({'node01': _check(['a link']), 'node02': _check(['bad size', 'bad mode'], False)},
+                                {'node03': 'no record'}, path)
+    assert message == ('The HCCL settings are not usable (2 problem(s)), so %s was not written on any node: '
+                       'node02: bad size | node02: bad mode' % path)
+    message = pod_check_message({'node01': _check(['a link']), 'node02': _check([])}, {'node03': 'no record'}, path)
+    assert message == ('The HCCL environment file cannot be written as asked (2 problem(s)), so %s was not written on '
+                       'any node: node01: a link | node03: no record' % path)
+    assert pod_check_message({}, {'node03': 'no record'}, path).endswith('node03: no record')
 
 
 HCCL_RESULT = {'env': [['HCCL_CONNECT_TIMEOUT', '600'], ['HCCL_BUFFSIZE', '200'], ['HCCL_RDMA_SL', '4'],

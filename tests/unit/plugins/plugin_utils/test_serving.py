@@ -10,7 +10,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.serving import (
-    bench_findings, bench_model, effective_settings, mindie_config_findings, mindie_config_problem_lines,
+    bench_findings, bench_model, checks_of_records, effective_settings, mindie_config_findings, mindie_config_problem_lines,
     mindie_config_problems, npu_mem_findings, npu_mem_message, npu_mem_size, npu_mem_size_auto, report_entry,
     secrets_message, settings_message, vllm_launch)
 
@@ -395,3 +395,12 @@ def test_report_entry_of_each_engine():
     assert vllm['backup_file'] is None and vllm['load_sweep'] is None and vllm['npu_mem_size'] is None
     none = report_entry('node01', 'R1', dict(values, engine='none'))
     assert none['file'] is None and none['findings'] == []
+
+
+def test_checks_of_records():
+    records = {'node02': {'problems': ['bad'], 'data': {'npu_mem': {'problem': 'x'}}}, 'node01': {'problems': []}}
+    assert checks_of_records(records, {'node03': 'no record'}) == [
+        {'host': 'node02', 'problems': ['bad'], 'npu_mem': {'problem': 'x'}},
+        {'host': 'node01', 'problems': [], 'npu_mem': None},
+        {'host': 'node03', 'problems': ['no record'], 'npu_mem': None}]
+    assert checks_of_records({}, {}) == []

@@ -166,3 +166,36 @@ def test_a_pod_record_counts_for_the_nodes_it_names_in_the_summary(tmp_path):
     store.write_pod_record(run_dir, store.make_pod_record('R0', 3, 'hccl_bench', []))
     record, problem = store.read_pod_record(run_dir, RUN, 3)
     assert record is None and problem.endswith('is of run R0, not of this run %s: a record of another run is never used' % RUN)
+
+
+def test_a_check_record_is_written_beside_the_stage_records_and_read_back_only_when_it_is_this_runs(tmp_path):
+    run_dir = str(tmp_path / RUN)
+    record = store.make_check(RUN, 'node01', 5, 'hccl_env', ['a link at the path'], check_mode=True,
+                              data={'settings_usable': True}, now=NOW)
+    assert record == {'schema': 'npuops.ascend/check-record', 'version': 1, 'run': RUN, 'node': 'node01', 'stage': 5,
+                      'role': 'hccl_env', 'check_mode': True, 'time': '2026-12-05T10:16:02Z', 'usable': False,
+                      'problems': ['a link at the path'], 'data': {'settings_usable': True}}
+    path = store.write_check(run_dir, record)
+    assert path == os.path.join(run_dir, 'nodes', 'node01', 'check5.json')
+    store.write_check(run_dir, store.make_check('older', 'node02', 5, 'hccl_env', []))
+    store.write_check(run_dir, store.make_check(RUN, 'node04', 5, 'hccl_env', []))
+    store.write_json(os.path.join(run_dir, 'nodes', 'node04', 'check5.json'),
+                     store.make_check(RUN, 'node01', 5, 'hccl_env', []))  # node01's record in node04's place
+    os.makedirs(os.path.join(run_dir, 'nodes', 'node05'))
+    with open(os.path.join(run_dir, 'nodes', 'node05', 'check5.json'), 'w') as handle:
+        handle.write('{"schema": "npuops.ascend/stage-record"}')
+    records, problems = store.read_checks(run_dir, RUN, ['node01', 'node02', 'node03', 'node04', 'node05'], 5)
+    assert records == {'node01': record}
+    assert list(problems) == ['node02', 'node03', 'node04', 'node05']
+    assert 'is of run older, not of this run %s: a record of another run is never used' % RUN in problems['node02']
+    assert problems['node03'] == ('no check record of stage 5 in the run store (%s): the check did not run on this '
+                                  'node' % os.path.join(run_dir, 'nodes', 'node03', 'check5.json'))
+    assert problems['node04'].endswith('is the check record of node01 stage 5, not of node04 stage 5')
+    assert "is not a check record (schema 'npuops.ascend/stage-record'" in problems['node05']
+    # a check record is not a stage record: the summary does not list it
+    assert store.summary(run_dir, RUN, ['node01'])['nodes'] == {'node01': {}}
+    # a link in place of a check record is not followed
+    os.unlink(path)
+    os.symlink(os.path.join(run_dir, 'nodes', 'node02', 'check5.json'), path)
+    records, problems = store.read_checks(run_dir, RUN, ['node01'], 5)
+    assert records == {} and 'cannot be read' in problems['node01']
