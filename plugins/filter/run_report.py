@@ -1,15 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Stage 9 and the run's report: regression_compare, regression_lines, run_report, run_report_markdown, run_report_html.
+"""The run's report: run_report, run_report_markdown, run_report_html.
 
-The logic is in plugins/plugin_utils/regression.py and report.py; the documentation of each filter is in the .yml file of
+The logic is in plugins/plugin_utils/report.py; the documentation of each filter is in the .yml file of
 the same name next to this file.
 """
 
 from __future__ import annotations
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import regression_compare, regression_lines
 from ansible_collections.npuops.ascend.plugins.plugin_utils.report import run_report, run_report_html, run_report_markdown
 
 
@@ -18,8 +17,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            'regression_compare': regression_compare,
-            'regression_lines': regression_lines,
             'run_report': run_report,
             'run_report_markdown': run_report_markdown,
             'run_report_html': run_report_html,

@@ -2,10 +2,10 @@
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Performance filters: step_stats, cv_percent, mfu, busbw, the measurement of a benchmark (baseline_measure) and how it
-was launched (benchmark_launch, launch_check, launch_text), the peak of an NPU model (npu_peak_tflops) and the bus
+was launched (benchmark_launch, launch_text), the peak of an NPU model (npu_peak_tflops) and the bus
 bandwidth expected across nodes (crossnode_busbw_expected).
 
-The logic is in plugins/plugin_utils/bench.py (launch_check: regression.py); the documentation of each filter is in the
+The logic is in plugins/plugin_utils/bench.py; the documentation of each filter is in the
 .yml file of the same name next to this file.
 """
 
@@ -22,7 +22,6 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import (
     npu_peak_tflops,
     step_stats,
 )
-from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import launch_check
 
 
 class FilterModule:
@@ -33,7 +32,6 @@ class FilterModule:
             'step_stats': step_stats,
             'baseline_measure': baseline_measure,
             'benchmark_launch': benchmark_launch,
-            'launch_check': launch_check,
             'launch_text': launch_text,
             'npu_peak_tflops': npu_peak_tflops,
             'crossnode_busbw_expected': crossnode_busbw_expected,

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The managed HCCL environment of a node (stage 5): hccl_env (validate and render), hccl_env_node_check (what is at the
 file's path on the node), hccl_env_file (the file text), and the environment against the node's NPU ports
-(hccl_env_findings, hccl_env_problem_lines).
+(hccl_env_findings), and what the settings check over the PoD says (pod_check_message).
 
 The documentation of each filter is in plugins/filter/<name>.yml; the rules and their sources are listed in
 plugins/filter/hccl_env.yml.

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ansible_collections.npuops.ascend.plugins.filter import step_stats
-from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, regression
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench
 
 
 def test_filter_table():
     assert sorted(step_stats.FilterModule().filters()) == ['baseline_measure', 'benchmark_launch', 'busbw', 'crossnode_busbw_expected',
-                                                           'cv_percent', 'launch_check', 'launch_text', 'mfu', 'npu_peak_tflops',
+                                                           'cv_percent', 'launch_text', 'mfu', 'npu_peak_tflops',
                                                            'step_stats']
 
 
@@ -25,5 +25,4 @@ def test_each_filter_is_the_function_of_its_topic():
         'launch_text': bench.launch_text,
         'npu_peak_tflops': bench.npu_peak_tflops,
         'crossnode_busbw_expected': bench.crossnode_busbw_expected,
-        'launch_check': regression.launch_check,
     }

@@ -1,0 +1,132 @@
+# Copyright (c) npuops contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of npuops.ascend.stage_regression: the PoD part of stage 9 (the regression check), once, after the
+benchmark's runs.
+
+``step: compare`` measures the runs after tuning against the peak stage 1 used (or the operator's), checks that the
+benchmark was launched as stage 1 launched it, compares the measurement with the stage 1 baseline, writes
+``<run dir>/stage9-regression/regression.json`` and records every node of the play (the findings name the node that
+ran the benchmark; ``skipped`` when nothing was measured). It runs in the controller's process and never connects to a
+node. The decisions are in plugins/plugin_utils/bench.py (the measurement) and plugins/plugin_utils/regression.py (the
+launch check and the comparison), the store in plugins/plugin_utils/store.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail, AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.filter.core import to_nice_json
+
+from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, regression, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
+
+ROLE = 'regression'
+STAGE = 9
+REPORT_DIR = 'stage9-regression'
+PERCENTS = ('improvement_pct', 'tolerance_pct', 'spread_warn_pct', 'spread_fail_pct')
+NOT_RUN = {'measured': False, 'reason': 'regression_run_enabled is false'}
+ARGUMENT_SPEC = dict(
+    step=dict(type='str', required=True, choices=['compare']),
+    run_dir=dict(type='path', required=True),
+    run_id=dict(type='str', required=True),
+    run_enabled=dict(type='bool', default=True),
+    results=dict(type='list', elements='dict', default=[]),
+    host=dict(type='str'),
+    command=dict(type='str', default=''),
+    warmup=dict(type='int', default=10),
+    min_steps=dict(type='int', default=40),
+    seq_length=dict(type='raw'),
+    peak_tflops=dict(type='raw'),
+    baseline=dict(type='dict', default={}),
+    baseline_path=dict(type='str'),
+    launch=dict(type='dict'),
+    launch_change=dict(type='raw'),
+    improvement_pct=dict(type='raw', default=5.0),
+    tolerance_pct=dict(type='raw', default=2.0),
+    spread_warn_pct=dict(type='raw', default=2.0),
+    spread_fail_pct=dict(type='raw', default=5.0),
+    active=dict(type='list', elements='str'),
+    report=dict(type='bool', default=True),
+)
+
+
+def given(value):
+    """Whether an optional number was given (not null, not an empty string)."""
+    return value is not None and str(value) != ''
+
+
+def baseline_peak(peak_tflops, baseline):
+    """The peak for MFU: the operator's figure when given, else the one stage 1 kept in its baseline with its source."""
+    if given(peak_tflops):
+        return peak_tflops
+    baseline = baseline or {}
+    return {'tflops': baseline.get('peak_tflops'), 'source': baseline.get('peak_source'),
+            'sourced': bool(baseline.get('peak_sourced', False)),
+            'reason': baseline.get('mfu_note') or 'the stage 1 baseline records no peak'}
+
+
+def pod_report(run_id, args, check_mode, measurement, comparison, launch_check):
+    """The document of ``regression.json``: the run, the baseline it was compared with, the runs after tuning, the
+    comparison and both launches."""
+    baseline = dict(args['baseline'] or {}, path=args['baseline_path'])
+    return {
+        'run': run_id, 'host': args['host'], 'check_mode': bool(check_mode), 'command': args['command'] or '',
+        'baseline': baseline, 'after': measurement if args['run_enabled'] else {}, 'comparison': comparison,
+        'launch': {'before': (args['baseline'] or {}).get('launch'), 'after': args['launch'], 'check': launch_check},
+        'improvement_pct': args['improvement_pct'], 'tolerance_pct': args['tolerance_pct'],
+    }
+
+
+class ActionModule(StageAction):
+    """Stage 9 over the PoD: the runs measured, the launch checked, the comparison made and every node recorded."""
+
+    NAME = 'stage_regression'
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+
+    def step_compare(self, args, run_id, task_vars):
+        active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        baseline = args['baseline'] or {}
+        # the stage 1 run the baseline comes from (None when the baseline was not kept by this run), else its path
+        baseline_run = baseline.get('run', args['baseline_path'])
+        try:
+            pct = dict((name, float(args[name])) for name in PERCENTS)
+            if args['run_enabled']:
+                measurement = bench.baseline_measure(
+                    args['results'], host=args['host'], warmup=args['warmup'], min_steps=args['min_steps'],
+                    seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
+                    peak_tflops=baseline_peak(args['peak_tflops'], baseline), warn_pct=pct['spread_warn_pct'],
+                    fail_pct=pct['spread_fail_pct'])
+            else:
+                measurement = dict(NOT_RUN)
+            launch_check = None
+            if args['launch'] is not None:
+                launch_check = regression.launch_check(args['launch'], baseline.get('launch'),
+                                                       change=args['launch_change'], baseline_run=baseline_run)
+            comparison = regression.regression_compare(
+                measurement, baseline, host=args['host'], baseline_run=baseline_run, launch=launch_check, **pct)
+            lines = regression.regression_lines(comparison, args['baseline_path'])
+        except (AnsibleFilterError, ValueError, TypeError) as exc:
+            raise AnsibleActionFail('%s: %s' % (self.NAME, to_native(getattr(exc, 'message', exc)))) from exc
+        measured = bool(measurement.get('measured'))
+        written = []
+        for node in active:
+            record = store.make_record(run_id, node, STAGE, ROLE, comparison['findings'], skipped=not measured,
+                                       check_mode=self.check_mode)
+            written.append(store.write_record(args['run_dir'], record))
+        out = dict(changed=False, measurement=measurement, launch_check=launch_check, comparison=comparison,
+                   lines=lines, records=written,
+                   msg='recorded stage 9 (regression) of %d node(s): %s' % (len(written), comparison['verdict']))
+        if args['report']:
+            directory = os.path.join(args['run_dir'], REPORT_DIR)
+            document = pod_report(run_id, args, self.check_mode, measurement, comparison, launch_check)
+            try:
+                out['report'] = write_reports(directory, [{'name': 'regression.json',
+                                                           'content': to_nice_json(document) + '\n'}])[0]
+            except OSError as exc:
+                raise AnsibleActionFail('%s: could not write the report to %s on the controller: %s. Check that the '
+                                        'report directory (gate_report_dir) is on a writable file system with space '
+                                        'left.' % (self.NAME, directory, to_native(exc))) from exc
+        return out

@@ -1,0 +1,129 @@
+"""npuops.ascend.stage_regression: the PoD part of stage 9 in one task on the controller - the runs after tuning
+measured as stage 1 measures them (real training-log lines), the launch checked against stage 1's, the comparison with
+the baseline, regression.json, and the record of every node of the play."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.npuops.ascend.plugins.action import stage_regression as action
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, store
+from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import sample
+
+RUN = 'R1'
+NODES = ['node01', 'node02', 'node03']
+MIXTRAL = sample('train_log/train_log/megatron_lm_h100_mixtral_throughput')
+ID_ROOT = {'rc': 0, 'stdout': 'uid=0(root) gid=0(root) groups=0(root)', 'stderr': '', 'item': ['id']}
+STATUS = {'rc': 0, 'stdout': 'Cpus_allowed_list:\t0-191\nMems_allowed_list:\t0-7', 'stderr': '', 'item': ['grep']}
+CONFIG = {'host': 'node01', 'command': '/usr/local/sbin/npu-sim train --steps 50', 'launcher': '', 'launcher_args': [],
+          'run_user': '', 'chdir': '', 'environment': {'HCCL_RDMA_SL': '4'}}
+PATH = '/r/npuops-reports/R1/stage1-baseline/baseline.json'
+
+
+def runs(count=2, stdout=MIXTRAL):
+    return [{'changed': False, 'rc': 0, 'stdout': stdout, 'stderr': '', 'regression_run': index, 'failed': False}
+            for index in range(1, count + 1)]
+
+
+def launch(**changes):
+    return dict(bench.benchmark_launch(CONFIG, {'results': [ID_ROOT, STATUS]}), **changes)
+
+
+def baseline(**changes):
+    measured = bench.baseline_measure([dict(r, baseline_run=r['regression_run']) for r in runs()], host='node01',
+                                      warmup=16, min_steps=1, peak_tflops=400)
+    return dict(measured, run=RUN, command=CONFIG['command'], launch=launch(), **changes)
+
+
+def compare(tmp_path, check_mode=False, **extra):
+    args = dict(step='compare', run_dir=str(tmp_path / RUN), run_id=RUN, host='node01', warmup=16, min_steps=1,
+                baseline_path=PATH, command=CONFIG['command'])
+    args.update(extra)
+    plugin = stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: {})
+    return stage_actions.run_step(plugin, {'inventory_hostname': NODES[0], 'ansible_play_hosts': NODES})
+
+
+def read_json(path):
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def test_the_same_runs_are_compared_every_node_recorded_and_the_report_written(tmp_path):
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch())
+    assert result['changed'] is False and result['measurement']['measured'] is True
+    assert result['launch_check']['same'] is True and result['comparison']['compared'] is True
+    # the peak stage 1 kept is the peak of the runs after tuning (no operator figure)
+    assert result['measurement']['peak_tflops'] == 400
+    assert result['comparison']['verdict'] == 'unchanged'
+    assert result['lines'][0] == 'node01: unchanged against %s' % PATH
+    # every node of the play is recorded; the findings name the node that ran the benchmark
+    records = dict((node, store.read_record(str(tmp_path / RUN), RUN, node, 9)[0]) for node in NODES)
+    assert [records[node]['status'] for node in NODES] == ['passed', 'passed', 'passed']
+    assert [f['host'] for f in records['node01']['findings']] == [f['host'] for f in result['comparison']['findings']]
+    assert records['node02']['findings'] == [] and records['node01']['role'] == 'regression'
+    report = read_json(result['report'])
+    assert result['report'] == str(tmp_path / RUN / 'stage9-regression' / 'regression.json')
+    assert report['run'] == RUN and report['host'] == 'node01' and report['command'] == CONFIG['command']
+    assert report['baseline']['path'] == PATH and report['baseline']['run'] == RUN
+    assert report['after'] == result['measurement'] and report['comparison'] == result['comparison']
+    assert report['launch']['before'] == report['launch']['after'] == launch()
+    assert report['launch']['check'] == result['launch_check']
+    assert (report['improvement_pct'], report['tolerance_pct']) == (5.0, 2.0)
+    assert result['msg'] == 'recorded stage 9 (regression) of 3 node(s): unchanged'
+
+
+def test_a_slower_run_after_tuning_is_a_regression_of_the_node_that_ran_it(tmp_path):
+    slower = MIXTRAL.replace('elapsed time per iteration (ms): ', 'elapsed time per iteration (ms): 1')
+    assert slower != MIXTRAL
+    result = compare(tmp_path, results=runs(stdout=slower), baseline=baseline(), launch=launch())
+    assert result['comparison']['verdict'] == 'regressed'
+    one = store.read_record(str(tmp_path / RUN), RUN, 'node01', 9)[0]
+    two = store.read_record(str(tmp_path / RUN), RUN, 'node02', 9)[0]
+    assert one['status'] == 'failed' and any('regress' in text or 'worse' in text for text in one['failures'])
+    assert two['status'] == 'passed'
+
+
+def test_a_launch_other_than_stage_1s_is_not_compared_and_fails(tmp_path):
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch(run_user='mindie'))
+    assert result['launch_check']['same'] is False and result['comparison']['compared'] is False
+    assert store.read_record(str(tmp_path / RUN), RUN, 'node01', 9)[0]['status'] == 'failed'
+    # named as the change under test, the launch is compared (with a warning)
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch(run_user='mindie'),
+                     launch_change='the run user')
+    assert result['comparison']['compared'] is True and result['launch_check']['declared'] == 'the run user'
+
+
+def test_without_runs_every_node_is_skipped_and_says_why(tmp_path):
+    result = compare(tmp_path, run_enabled=False, baseline=baseline(), check_mode=True)
+    assert result['measurement'] == {'measured': False, 'reason': 'regression_run_enabled is false'}
+    assert result['launch_check'] is None and result['comparison']['compared'] is False
+    assert result['comparison']['reason'] == 'regression_run_enabled is false'
+    record = store.read_record(str(tmp_path / RUN), RUN, 'node03', 9)[0]
+    assert record['status'] == 'skipped' and record['check_mode'] is True
+    report = read_json(result['report'])
+    assert report['after'] == {} and report['check_mode'] is True and report['launch']['after'] is None
+    # the runs enabled but none ran (no command, check mode): measured as stage 1 would, nothing measured
+    result = compare(tmp_path, results=[], baseline=baseline())
+    assert result['measurement']['measured'] is False and 'report' in result
+
+
+def test_the_operators_peak_wins_and_no_report_when_off(tmp_path):
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch(), peak_tflops='500', report=False)
+    assert result['measurement']['peak_tflops'] == 500.0 and 'report' not in result
+    assert not (tmp_path / RUN / 'stage9-regression').exists()
+
+
+@pytest.mark.parametrize('extra, text', [
+    (dict(tolerance_pct='a lot'), "could not convert string to float: 'a lot'"),
+    (dict(improvement_pct=-1), 'improvement_pct must be a number of at least 0'),
+    (dict(run_id='../x'), 'cannot name a run directory'),
+])
+def test_bad_input_is_refused_with_what_was_wrong(tmp_path, extra, text):
+    with pytest.raises(AnsibleActionFail, match='stage_regression: .*') as error:
+        compare(tmp_path, results=runs(), baseline=baseline(), **extra)
+    assert text in str(error.value)
+    assert not (tmp_path / RUN / 'nodes').exists()
