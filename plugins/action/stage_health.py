@@ -4,22 +4,33 @@
 
 ``step: node`` runs health_info on the node in one task, keeps each part it read, checks the node against the limits
 and writes the node's record of stage 0 to the run's store, with the ports and the product the NPUs showed in its
-``data``. ``step: pod`` (once) reads the records of the nodes still in the play - never other nodes' facts - checks the
-ports across the PoD and writes the PoD record of stage 0. The decisions are in plugins/plugin_utils/health.py, the
-store in plugins/plugin_utils/store.py.
+``data``; with ``report`` it writes the node's report (``<run dir>/stage0-health_check/<node>.json`` and ``.md``, the
+Markdown from the role's template). ``step: pod`` (once) reads the records of the nodes still in the play - never other
+nodes' facts - checks the ports across the PoD and writes the PoD record of stage 0; with ``report``, the report of each
+node that a finding across the PoD names is written again with it. The decisions are in plugins/plugin_utils/health.py,
+the store in plugins/plugin_utils/store.py.
 """
 
 from __future__ import annotations
 
+import json
+import os
+
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.filter.core import to_nice_json
+from ansible.template import trust_as_template
 
+from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
 from ansible_collections.npuops.ascend.plugins.plugin_utils import health, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'health_check'
 STAGE = 0
 PARTS = ('npu', 'npu_again', 'ports', 'numa', 'host_info')
+REPORT_DIR = 'stage0-health_check'
+REPORT_TEMPLATE = 'report.md.j2'
+REPORT_PARTS = ('npu', 'ports', 'numa', 'host_info')
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['node', 'pod']),
     run_dir=dict(type='path', required=True),
@@ -41,6 +52,7 @@ ARGUMENT_SPEC = dict(
     plan=dict(type='list', elements='dict', default=[]),
     parameter_plane=dict(type='str'),
     active=dict(type='list', elements='str'),
+    report=dict(type='bool', default=False),
 )
 MODULE_OPTIONS = ('npu', 'npu_subset', 'health_view', 'ecc_again', 'ecc_again_scope', 'ports', 'port_queries', 'host')
 LIMITS = ('npus_per_node', 'max_temp_c', 'min_hugepages', 'max_swappiness', 'min_nofile', 'product_family')
@@ -66,6 +78,19 @@ def checked_parts(parts, args):
 
 
 PORT_KEYS = ('address', 'netmask', 'tls')
+
+
+def node_report(node, run_id, parts, findings):
+    """The document of the node's ``<node>.json``: what each part read, and the findings that name the node."""
+    out = {'host': node, 'run': run_id, 'stage': STAGE}
+    for part in REPORT_PARTS:
+        out[part] = (parts or {}).get(part) or {}
+    out['findings'] = list(findings or [])
+    return out
+
+
+def pod_findings_of(findings, node):
+    return [f for f in findings or [] if isinstance(f, dict) and f.get('host') == node]
 
 
 def node_data(parts, args):
@@ -102,7 +127,43 @@ class ActionModule(StageAction):
         out.update(parts)
         if read.get('warnings'):
             out['warnings'] = list(read['warnings'])
+        if args['report']:
+            out['report'] = self._write_report(args['run_dir'], node, run_id, parts, findings, [], task_vars)
         return out
+
+    def _markdown(self, node, node_part, pod_findings, task_vars):
+        """The node's Markdown report from the role's template, rendered as the template lookup renders it."""
+        text = self._loader.get_text_file_contents(self._find_needle('templates', REPORT_TEMPLATE))
+        variables = dict(task_vars, inventory_hostname=node, health_check_node=node_part,
+                         health_check_pod={'findings': pod_findings})
+        templar = self._templar.copy_with_new_env(available_variables=variables)
+        return templar.template(trust_as_template(text), escape_backslashes=False)
+
+    def _write_report(self, run_dir, node, run_id, parts, findings, pod_findings, task_vars):
+        """Write ``<node>.json`` and ``<node>.md``: the node's parts, its own findings and those of the PoD naming it."""
+        document = node_report(node, run_id, parts, list(findings) + list(pod_findings))
+        node_part = dict(parts, findings=list(findings))
+        directory = os.path.join(run_dir, REPORT_DIR)
+        try:
+            markdown = self._markdown(node, node_part, pod_findings, task_vars)
+            return write_reports(directory, [{'name': '%s.json' % node, 'content': to_nice_json(document) + '\n'},
+                                             {'name': '%s.md' % node, 'content': markdown}])[0]
+        except OSError as exc:
+            raise AnsibleActionFail('stage_health: could not write the report of %s to %s on the controller: %s. Check '
+                                    'that the report directory (gate_report_dir) is on a writable file system with '
+                                    'space left.' % (node, directory, to_native(exc))) from exc
+
+    def _report_again(self, run_dir, run_id, node, pod_findings, task_vars):
+        """The node's report written again with the findings across the PoD that name it (read back from its JSON)."""
+        path = os.path.join(run_dir, REPORT_DIR, '%s.json' % node)
+        try:
+            with open(path, encoding='utf-8') as handle:
+                document = json.load(handle)
+        except (OSError, ValueError):
+            return None  # no report of the node in this run (the node step did not write one): nothing to add to
+        own = [f for f in document.get('findings') or [] if f not in pod_findings]
+        parts = dict((part, document.get(part) or {}) for part in REPORT_PARTS)
+        return self._write_report(run_dir, node, run_id, parts, own, pod_findings, task_vars)
 
     def step_pod(self, args, run_id, task_vars):
         active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
@@ -116,7 +177,15 @@ class ActionModule(StageAction):
                 raise AnsibleActionFail('stage_health: %s' % to_native(exc.message)) from exc
         record = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode)
         path = store.write_pod_record(args['run_dir'], record)
-        return dict(changed=False, findings=findings, missing=[p['host'] for p in problems], path=path,
+        reports = []
+        if args['report']:
+            for node in active:
+                mine = pod_findings_of(findings, node)
+                if mine:
+                    written = self._report_again(args['run_dir'], run_id, node, mine, task_vars)
+                    if written:
+                        reports.append(written)
+        return dict(changed=False, findings=findings, missing=[p['host'] for p in problems], path=path, reports=reports,
                     msg='%d node(s) checked across the PoD: %d finding(s) over the ports'
                         % (len(records), len(record['findings'])) if args['ports']
                         else 'the ports are not checked (ports: false): no finding across the PoD')

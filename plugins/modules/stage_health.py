@@ -22,15 +22,19 @@ description:
     addresses against O(plan), net_health, huge pages, NPUs on PCIe; swappiness, open-file limit and NUMA nodes as
     warnings), and writes the node's record of stage 0 to the run's store (C(<run_dir>/nodes/<node>/stage0.json)) with
     C(data.ports) (the address, netmask and TLS switch of each port under C(devices), what the PoD part checks) and
-    C(data.product) (the product the NPUs showed).
+    C(data.product) (the product the NPUs showed). With O(report), it writes the node's report on the controller -
+    C(<run_dir>/stage0-health_check/<node>.json) (C(host), C(run), C(stage), the parts C(npu), C(ports), C(numa),
+    C(host_info), and the C(findings)) and C(<node>.md), rendered from the role's C(report.md.j2) template with the
+    task's variables.
   - A part that cannot be read, or a module that cannot run at all, is a finding of the node, never a failure of the
     task, so that the gate names every node at once.
   - O(step=pod) (once, C(run_once)) reads the records of stage 0 of the nodes still in the play from the store - never
     the facts of other nodes - and, when O(ports) is true, checks their ports across the PoD (an address outside
     O(parameter_plane) or used twice, a netmask or TLS switch that differs from most ports); it writes the PoD record
     of stage 0 (C(<run_dir>/pod/stage0.json)) with these findings, each naming its node. A node without a record is
-    left out here; the verdict names it.
-  - Read-only on the nodes; never reports a change. Records are written in check mode too.
+    left out here; the verdict names it. With O(report), the report of each node these findings name is written again
+    with them (read back from its C(<node>.json)).
+  - Read-only on the nodes; never reports a change. Records and reports are written in check mode too.
 options:
   step:
     description: Which part; see the description.
@@ -112,6 +116,13 @@ options:
     description: With O(step=pod), the nodes still in the play; default C(ansible_play_hosts).
     type: list
     elements: str
+  report:
+    description:
+      - Write the node's report (O(step=node)), and add the findings across the PoD to the reports of the nodes they
+        name (O(step=pod)).
+      - The C(report.md.j2) template is looked up as the template lookup looks it up (the role's C(templates/)).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.run_store
@@ -199,6 +210,15 @@ path:
   description: The record written.
   returned: always
   type: str
+report:
+  description: With O(step=node) and O(report), the JSON report written (the Markdown one is beside it).
+  returned: step is node and report is true
+  type: str
+reports:
+  description: With O(step=pod), the JSON reports written again with the findings across the PoD.
+  returned: step is pod
+  type: list
+  elements: str
 msg:
   description: What was recorded or checked.
   returned: always

@@ -183,3 +183,69 @@ def test_a_bad_run_id_is_refused_before_the_module_runs(tmp_path, node):
     with pytest.raises(AnsibleActionFail, match='run id'):
         stage_actions.run_step(plugin, {'inventory_hostname': H})
     assert calls == [] and not os.path.exists(str(tmp_path / 'x'))
+
+
+# ---- the node's report ----------------------------------------------------------------------------------------------
+
+TEMPLATE = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'health_check', 'templates',
+                        'report.md.j2')
+REPORT_VARS = {'gate_run_id': RUN, 'ansible_check_mode': False,
+               'health_check_port_queries': ['link', 'ip', 'net_health', 'tls']}
+
+
+def with_template(plugin):
+    """The action with Ansible's loader and templar, and the role's Markdown template (as in a play)."""
+    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+    from ansible.template import Templar  # pylint: disable=import-outside-toplevel
+    plugin._loader = DataLoader()
+    plugin._templar = Templar(loader=plugin._loader)
+    plugin._find_needle = lambda folder, name: os.path.abspath(TEMPLATE) if (folder, name) == ('templates', 'report.md.j2') \
+        else None
+    return plugin
+
+
+def report_step(tmp_path, inventory_name, result):
+    args = dict(step='node', run_dir=str(tmp_path / RUN), run_id=RUN, report=True)
+    plugin = with_template(make_action(args, False, result))
+    return stage_actions.run_step(plugin, dict(REPORT_VARS, inventory_hostname=inventory_name))
+
+
+def report_pod_step(tmp_path, active, **extra):
+    args = dict(step='pod', run_dir=str(tmp_path / RUN), run_id=RUN, report=True, **extra)
+    plugin = with_template(make_action(args))
+    return stage_actions.run_step(plugin, dict(REPORT_VARS, inventory_hostname=active[0], ansible_play_hosts=active))
+
+
+def test_the_node_step_writes_the_report_and_the_pod_step_adds_its_findings_to_the_nodes_it_names(tmp_path, run_module,
+                                                                                                  node):
+    one = report_step(tmp_path, 'node01', health_info(node()))
+    node02 = ports_read(run_module, devices=[0, 1], queries=['link', 'ip', 'net_health', 'tls'],
+                        ip={0: 'hccn_tool/ip/mc_910a_dev0', 1: 'hccn_tool/ip/mc_worker0_dev5'})
+    report_step(tmp_path, 'node02', health_info(node(ports=node02)))
+    directory = tmp_path / RUN / 'stage0-health_check'
+    assert one['report'] == str(directory / 'node01.json')
+    document = read_json(directory / 'node01.json')
+    assert sorted(document) == ['findings', 'host', 'host_info', 'npu', 'numa', 'ports', 'run', 'stage']
+    assert (document['host'], document['run'], document['stage']) == ('node01', RUN, 0)
+    assert document['findings'] == one['findings'] and document['npu'] == one['npu'] and document['ports'] == one['ports']
+    text = (directory / 'node01.md').read_text(encoding='utf-8')
+    assert text.startswith('# Health check of node01\n\nRun R1, stage 0.') and '## NPUs' in text and '## Host' in text
+    assert 'ip_conflict' not in text
+    # the PoD step finds the address used twice: both nodes' reports are written again with it, node01's own kept
+    result = report_pod_step(tmp_path, ['node01', 'node02'], parameter_plane='10.10.0.0/24')
+    assert result['reports'] == [str(directory / 'node01.json'), str(directory / 'node02.json')]
+    again = read_json(directory / 'node01.json')
+    conflict = [f for f in again['findings'] if f['check'] == 'ip_conflict']
+    assert [f['device'] for f in conflict] == [5]
+    assert again['findings'][:len(one['findings'])] == one['findings'] and again['npu'] == document['npu']
+    text = (directory / 'node01.md').read_text(encoding='utf-8')
+    assert ('| fail | 5 | ip_conflict | 10.10.0.15 | unique | node01 NPU 5: address 10.10.0.15 is used by node01 NPU 5, '
+            'node02 NPU 1 |') in text, text
+    # run again, the PoD findings are not added twice
+    report_pod_step(tmp_path, ['node01', 'node02'], parameter_plane='10.10.0.0/24')
+    assert read_json(directory / 'node01.json') == again
+
+
+def test_no_report_unless_asked(tmp_path, node):
+    result = node_step(tmp_path, 'node01', health_info(node()))
+    assert 'report' not in result and not (tmp_path / RUN / 'stage0-health_check').exists()
