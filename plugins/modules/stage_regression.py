@@ -105,17 +105,8 @@ options:
 extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.run_store
+  - npuops.ascend.attributes.controller
 attributes:
-  check_mode:
-    support: full
-    details:
-      - Nothing runs on a node; the records and the report are written.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    details:
-      - Never reports a change.
   platform:
     support: full
     platforms: posix

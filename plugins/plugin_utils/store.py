@@ -172,16 +172,24 @@ def _load(path):
             os.close(fd)
 
 
-def record_problem(record, run_id, node, stage):
-    """Why a record read from this run's store cannot be used for this node and stage; None when it can."""
-    if not isinstance(record, dict):
-        return 'is not a stage record'
-    if record.get('schema') != SCHEMA:
-        return 'is not a stage record (schema %r, expected %r)' % (record.get('schema'), SCHEMA)
+def _header_problem(record, schema, kind, run_id):
+    """Why a document of the store is not a record of this run of the given schema (its schema, its version, its run
+    id); None when it is."""
+    if not isinstance(record, dict) or record.get('schema') != schema:
+        return 'is not a %s (schema %r, expected %r)' % (kind, record.get('schema') if isinstance(record, dict) else None,
+                                                         schema)
     if record.get('version') != VERSION:
         return 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
     if record.get('run') != run_id:
         return 'is of run %s, not of this run %s: a record of another run is never used' % (record.get('run'), run_id)
+    return None
+
+
+def record_problem(record, run_id, node, stage):
+    """Why a record read from this run's store cannot be used for this node and stage; None when it can."""
+    problem = _header_problem(record, SCHEMA, 'stage record', run_id)
+    if problem:
+        return problem
     if record.get('node') != node or record.get('stage') != stage:
         return 'is the record of %s stage %s, not of %s stage %s' % (record.get('node'), record.get('stage'), node, stage)
     if record.get('status') not in STATUSES:
@@ -263,16 +271,10 @@ def read_pod_record(run_dir, run_id, stage):
     if problem == 'missing':
         return None, None
     if problem is None:
-        if not isinstance(record, dict) or record.get('schema') != POD_SCHEMA:
-            problem = 'is not a PoD record (schema %r, expected %r)' % (
-                record.get('schema') if isinstance(record, dict) else None, POD_SCHEMA)
-        elif record.get('version') != VERSION:
-            problem = 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
-        elif record.get('run') != run_id:
-            problem = 'is of run %s, not of this run %s: a record of another run is never used' % (record.get('run'), run_id)
-        elif record.get('stage') != stage:
+        problem = _header_problem(record, POD_SCHEMA, 'PoD record', run_id)
+        if problem is None and record.get('stage') != stage:
             problem = 'is the PoD record of stage %s, not of stage %s' % (record.get('stage'), stage)
-        else:
+        if problem is None:
             return record, None
     return None, 'the PoD record of stage %d in the run store (%s) %s' % (stage, path, problem)
 
@@ -339,18 +341,11 @@ def read_checks(run_dir, run_id, nodes, stage):
             problem = 'no check record of stage %d in the run store (%s): the check did not run on this node' % (
                 stage, path)
         elif problem is None:
-            if not isinstance(record, dict) or record.get('schema') != CHECK_SCHEMA:
-                problem = 'is not a check record (schema %r, expected %r)' % (
-                    record.get('schema') if isinstance(record, dict) else None, CHECK_SCHEMA)
-            elif record.get('version') != VERSION:
-                problem = 'has record version %r; this collection reads version %d' % (record.get('version'), VERSION)
-            elif record.get('run') != run_id:
-                problem = 'is of run %s, not of this run %s: a record of another run is never used' % (
-                    record.get('run'), run_id)
-            elif record.get('node') != node or record.get('stage') != stage:
+            problem = _header_problem(record, CHECK_SCHEMA, 'check record', run_id)
+            if problem is None and (record.get('node') != node or record.get('stage') != stage):
                 problem = 'is the check record of %s stage %s, not of %s stage %s' % (
                     record.get('node'), record.get('stage'), node, stage)
-            elif not isinstance(record.get('problems'), list):
+            if problem is None and not isinstance(record.get('problems'), list):
                 problem = 'has no list of problems'
             if problem is None:
                 records[node] = record
