@@ -12,7 +12,9 @@ back and verifies them; ``step: restore`` restores the node from its restore poi
 ``step: refused`` records a node the batch's precheck refused; ``step: stop`` (once) tells what a stopped batch left on
 every node; ``step: record`` writes the node's stage 4 record and report. A broken connection at any phase is caught
 and kept in the record with the phase (the node is neither failed nor unreachable for Ansible: the batch decides);
-every step returns the record (registered as ``roce_lossless_node``).
+every step returns the record (registered as ``roce_lossless_node``). ``step: pairwise`` (once, when the PoD is below
+the gate after the change) searches for the slow nodes in rounds of disjoint pairs, each round one hccl_bench run of
+all its pairs at once, and returns the verdict of pairwise_culprit.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.filter.core import to_nice_json
 
@@ -33,7 +35,7 @@ from ansible_collections.npuops.ascend.plugins.action.report_files import write_
 from ansible_collections.npuops.ascend.plugins.plugin_utils import store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import window
-from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import ring_neighbours
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import pairwise_culprit, ring_neighbours, search_round
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.plan import port_config_subset
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
     hccl_alignment_findings,
@@ -48,7 +50,7 @@ ROLE = 'roce_lossless'
 STAGE = 4
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['precheck', 'lldp', 'neighbours', 'plan', 'change', 'restore', 'refused',
-                                                  'stop', 'record']),
+                                                  'stop', 'record', 'pairwise']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     record=dict(type='raw'),
@@ -89,6 +91,10 @@ ARGUMENT_SPEC = dict(
     ecn=dict(type='dict'),
     gate=dict(type='bool', default=True),
     report=dict(type='bool', default=True),
+    mpi_hosts=dict(type='dict', default={}),
+    bench=dict(type='dict', default={}),
+    threshold=dict(type='float'),
+    max_rounds=dict(type='int', default=0),
 )
 
 
@@ -465,4 +471,43 @@ class ActionModule(StageAction):
             report = rec.node_report(record, host, run_id, self.check_mode, args['steps'])
             write_reports(os.path.join(args['run_dir'], 'stage4-roce_lossless'),
                           [{'name': '%s.json' % host, 'content': to_nice_json(report) + '\n'}])
+        return out
+
+    def step_pairwise(self, args, run_id, task_vars):
+        """The search for slow nodes: rounds of disjoint pairs of ``hosts`` (search_round), each measured at once by one
+        hccl_bench run with ``host_groups`` (``bench`` holds its other options, ``mpi_hosts`` the name MPI knows a node
+        by), until no pair is left or ``max_rounds`` (default: the number of nodes); the verdict of pairwise_culprit
+        with the rounds it took. Changes nothing."""
+        hosts = list(args['hosts'] or [])
+        if args['threshold'] is None:
+            raise AnsibleActionFail('stage_roce: step pairwise needs threshold (the bus bandwidth in GB/s below which a pair '
+                                    'is slow).')
+        names = dict((str(k), str(v)) for k, v in (args['mpi_hosts'] or {}).items() if v)
+        limit = args['max_rounds'] if args['max_rounds'] > 0 else max(1, len(hosts))
+        results = []
+        out = {}
+        stopped = None
+        number = 0
+        while number < limit:
+            pairs = search_round(hosts, results, args['threshold'])
+            if not pairs:
+                break
+            number += 1
+            bench = dict(args['bench'], host_groups=[[names.get(host, host) for host in pair] for pair in pairs])
+            bench.pop('hosts', None)
+            run = self._module('hccl_bench', bench, task_vars, out)
+            if run.get('skipped'):
+                return dict(changed=False, skipped=True, msg=run.get('msg') or 'the benchmark does not run in check mode')
+            if run.get('failed') or run.get('unreachable'):
+                stopped = 'round %d (%s) did not run: %s' % (number, ', '.join(' + '.join(p) for p in pairs), run.get('msg'))
+                break
+            for pair, entry in zip(pairs, run.get('runs') or []):
+                results.append({'hosts': pair, 'round': number, 'msg': entry.get('msg'),
+                                'busbw': None if entry.get('failed') else entry.get('peak_busbw_gb_s')})
+        verdict = pairwise_culprit(results, args['threshold'])
+        if stopped:
+            verdict['msg'] = '%s; the search stopped: %s' % (verdict['msg'], stopped) if results else \
+                'the search for the slow node stopped: %s' % stopped
+        out.update(verdict)
+        out.update(changed=False, rounds=number)
         return out

@@ -38,6 +38,18 @@ options:
     type: list
     elements: str
     default: []
+  host_groups:
+    description:
+      - Several runs across nodes at once, one per group of hosts (V(hccl_test) only) - each group gets its own hostfile
+        and C(mpirun), all started together, and its result is one entry of RV(runs). The groups must not share a host
+        (a node's NPUs take part in one run at a time); on a non-blocking fabric disjoint pairs do not slow each other.
+      - A group below the band, or whose run fails, is said in its entry of RV(runs); the task does not fail for it
+        (O(fail_below_band) applies to a single run). The search of the role roce_lossless for slow nodes measures its
+        rounds of disjoint pairs this way.
+      - Mutually exclusive with O(hosts).
+    type: list
+    elements: list
+    default: []
   min_bytes:
     description: Smallest message size (C(-b)), bytes with an optional K, M or G suffix.
     type: str
@@ -138,6 +150,14 @@ EXAMPLES = r"""
     band: [80, 95]
     fail_below_band: false
   run_once: true
+
+- name: Measure two disjoint pairs of nodes at once
+  npuops.ascend.hccl_bench:
+    host_groups: [[node01, node02], [node03, node04]]
+    theory_busbw: 25
+    band: [80, 95]
+  register: pairs
+  run_once: true
 """
 
 RETURN = r"""
@@ -185,6 +205,16 @@ stdout:
   description: What the benchmark printed.
   returned: when the benchmark ran
   type: str
+runs:
+  description:
+    - With O(host_groups), one entry per group in their order - C(hosts), and C(peak_busbw_gb_s), C(peak_size_bytes),
+      C(ranks), C(below_band), C(above_band), C(cmd) when it ran, or C(failed) true and C(msg) (what failed and what
+      the tool printed) when it did not.
+  returned: with O(host_groups), when the benchmarks ran
+  type: list
+  elements: dict
+  sample: [{hosts: [node01, node02], peak_busbw_gb_s: 44.925, peak_size_bytes: 1073741824, ranks: 16, below_band: false,
+            above_band: false}]
 """
 
 import os  # noqa: E402
@@ -201,6 +231,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import
     failed_call,
     find_tool,
     host_name,
+    in_parallel,
     parse_output,
     unparsed_warning,
 )
@@ -244,14 +275,15 @@ class Bench:
             self.warnings.append('%s The processes on the NPUs are not known.' % exc.msg)
             return []
 
-    def hccl_test_argv(self, hostfile):
+    def hccl_test_argv(self, hostfile, hosts=None):
         params = self.params
+        hosts = params['hosts'] if hosts is None else hosts
         mpirun = find_tool(self.module, 'mpirun', params['mpirun_path'], extra_dirs=MPI_DIRS,
                            missing_hint='MPI is needed by hccl_test (MPICH in the CANN documentation)')
         if not (os.path.isfile(params['hccl_test_path']) and os.access(params['hccl_test_path'], os.X_OK)):
             raise ModuleFailure('hccl_test not found at %s. Build it under <toolkit>/tools/hccl_test (make MPI_HOME=... '
                                 'ASCEND_DIR=...) or set hccl_test_path.' % params['hccl_test_path'], subject=self.host)
-        ranks = params['npus'] * max(1, len(params['hosts']))
+        ranks = params['npus'] * max(1, len(hosts))
         argv = [mpirun]
         if hostfile:
             argv += ['-f', hostfile]
@@ -275,6 +307,14 @@ class Bench:
             argv += ['--trials', str(params['iters'])]
         return argv, params['npus']
 
+    @staticmethod
+    def hostfile(hosts, npus):
+        """A temporary MPICH hostfile of ``hosts`` (``host:npus`` per line); the caller removes it."""
+        handle, path = tempfile.mkstemp(prefix='npuops-hostfile-', text=True)
+        with os.fdopen(handle, 'w') as out:
+            out.write(''.join('%s:%d\n' % (host, npus) for host in hosts))
+        return path
+
     def run(self):
         params = self.params
         band = band_of(params)
@@ -282,12 +322,12 @@ class Bench:
             return {'changed': False, 'skipped': True, 'band': band,
                     'msg': 'hccl_bench did not run: a measurement is skipped in check mode.'}
         busy = self.busy()
+        if params['host_groups']:
+            return self.run_groups(busy, band)
         hostfile = None
         try:
             if params['hosts']:
-                handle, hostfile = tempfile.mkstemp(prefix='npuops-hostfile-', text=True)
-                with os.fdopen(handle, 'w') as out:
-                    out.write(''.join('%s:%d\n' % (host, params['npus']) for host in params['hosts']))
+                hostfile = self.hostfile(params['hosts'], params['npus'])
             argv, ranks = self.hccl_test_argv(hostfile) if params['mode'] == 'hccl_test' else self.torch_argv()
             try:
                 rc, out, err = self.runner.run(argv, env=params['env'])
@@ -299,7 +339,40 @@ class Bench:
                 os.unlink(hostfile)
         return self.evaluate(argv, ranks, rc, out, err, busy, band)
 
-    def evaluate(self, argv, ranks, rc, out, err, busy, band):
+    def run_groups(self, busy, band):
+        """One run per group of hosts, all at once; each group's result (or failure) is an entry of ``runs``."""
+        groups = [list(group) for group in self.params['host_groups']]
+        files = []
+        try:
+            for group in groups:
+                files.append(self.hostfile(group, self.params['npus']))
+            results = in_parallel(lambda index: self.run_group(groups[index], files[index], busy, band),
+                                  range(len(groups)), workers=len(groups))
+        finally:
+            for path in files:
+                os.unlink(path)
+        runs = []
+        for group, result in zip(groups, results):
+            if isinstance(result, ModuleFailure):
+                runs.append({'hosts': group, 'failed': True, 'msg': result.msg})
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                runs.append(result)
+        slow = [run for run in runs if run.get('failed') or run.get('below_band')]
+        return {'changed': False, 'runs': runs, 'band': band, 'busy': busy,
+                'msg': '%d run(s) across nodes at once, %d below the band or failed' % (len(runs), len(slow))}
+
+    def run_group(self, hosts, hostfile, busy, band):
+        argv, ranks = self.hccl_test_argv(hostfile, hosts)
+        rc, out, err = self.runner.run(argv, env=self.params['env'])
+        result = self.evaluate(argv, ranks, rc, out, err, busy, band, fail_below=False)
+        entry = {'hosts': hosts}
+        for key in ('peak_busbw_gb_s', 'peak_size_bytes', 'ranks', 'below_band', 'above_band', 'cmd'):
+            entry[key] = result[key]
+        return entry
+
+    def evaluate(self, argv, ranks, rc, out, err, busy, band, fail_below=True):
         key = 'hccl_test' if self.params['mode'] == 'hccl_test' else 'torch_allreduce'
         parsed, unparsed = parse_output(bench_parsers.PARSERS[key], argv, out)
         if unparsed:
@@ -319,7 +392,7 @@ class Bench:
                   'below_band': peak['busbw_gb_s'] < band['low_gb_s'], 'above_band': peak['busbw_gb_s'] > band['high_gb_s']}
         if result['below_band']:
             result['msg'] = self.below_message(peak, band, busy)
-            if self.params['fail_below_band']:
+            if self.params['fail_below_band'] and fail_below:
                 raise ModuleFailure(result.pop('msg'), subject=self.host, **result)
         return result
 
@@ -347,11 +420,35 @@ class Bench:
         return text + ' and that no other job uses the NPUs.'
 
 
+def group_problems(params):
+    """What is wrong with ``host_groups``: [] when it is empty or fit to run."""
+    groups = params['host_groups']
+    if not groups:
+        return []
+    problems = []
+    if params['hosts']:
+        problems.append('hosts and host_groups are mutually exclusive (one run, or several at once)')
+    if params['mode'] == 'torch':
+        problems.append('host_groups (runs across nodes) needs mode=hccl_test')
+    seen = {}
+    for index, group in enumerate(groups):
+        if not all(isinstance(host, str) and host.strip() for host in group) or len(group) < 2:
+            problems.append('host_groups[%d] is %r: each group is a list of two or more host names' % (index, group))
+            continue
+        for host in group:
+            if host in seen:
+                problems.append('%s is in host_groups[%d] and host_groups[%d]: the groups run at once, so a host can be in '
+                                'one only' % (host, seen[host], index))
+            seen.setdefault(host, index)
+    return problems
+
+
 def main():
     module = build_module('hccl_bench', dict(
         mode=dict(type='str', choices=['hccl_test', 'torch'], default='hccl_test'),
         npus=dict(type='int', default=8),
         hosts=dict(type='list', elements='str', default=[]),
+        host_groups=dict(type='list', elements='list', default=[]),
         min_bytes=dict(type='str', default='8K'),
         max_bytes=dict(type='str', default='1G'),
         step_factor=dict(type='int', default=2),
@@ -385,6 +482,7 @@ def main():
         problems.append('theory_busbw must be above 0 (got %s)' % params['theory_busbw'])
     if params['hosts'] and params['mode'] == 'torch':
         problems.append('hosts (a run across nodes) needs mode=hccl_test')
+    problems.extend(group_problems(params))
     if params['mode'] == 'torch' and not params['script']:
         problems.append('mode=torch needs script (the AllReduce script on the node)')
     for item in (params['iters'], params['warmup_iters']):

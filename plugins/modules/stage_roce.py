@@ -55,12 +55,19 @@ description:
   - O(step=record) writes the node's record of stage 4 to the run's store (C(<run_dir>/nodes/<node>/stage4.json)) with
     the node's findings, its switch findings and the O(findings) of the PoD, and, with O(report), the node's JSON
     report C(<run_dir>/stage4-roce_lossless/<node>.json).
+  - O(step=pairwise) (once, when the PoD is below the gate after the change) searches for the slow nodes in rounds of
+    disjoint pairs of O(hosts), each round one M(npuops.ascend.hccl_bench) run of all its pairs at once
+    (O(npuops.ascend.hccl_bench#module:host_groups)) - round 1 the nodes two by two in their order, then every node of a
+    slow pair against its own node of a fast pair - until every node is cleared or named, or O(max_rounds). Two slow
+    nodes anywhere in 8, 16 or 32 nodes are named in 2 rounds. It returns the verdict of
+    P(npuops.ascend.pairwise_culprit#filter) (RV(culprits), RV(slow_pairs), the pairs with their round) and changes
+    nothing.
 options:
   step:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record]
+    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record, pairwise]
   record:
     description: The node's record so far (C(roce_lossless_node.record) of the step before); unset, a new record.
     type: raw
@@ -104,8 +111,26 @@ options:
     description:
       - Every node of the play, in order (the ring of the jumbo ping, the stop); default C(ansible_play_hosts_all).
       - With O(step=neighbours), the nodes of the neighbour map.
+      - With O(step=pairwise), the nodes to search, in order (round 1 pairs them two by two).
     type: list
     elements: str
+  mpi_hosts:
+    description: With O(step=pairwise), the name MPI reaches a node by, keyed by node (C(npuops_mpi_host)); a node not in it by its own name.
+    type: dict
+    default: {}
+  bench:
+    description:
+      - With O(step=pairwise), the options of M(npuops.ascend.hccl_bench) for every round (npus, sizes, env, paths,
+        band, timeout); its O(npuops.ascend.hccl_bench#module:host_groups) are the pairs of the round.
+    type: dict
+    default: {}
+  threshold:
+    description: With O(step=pairwise), the bus bandwidth in GB/s below which a pair is slow (the gate). Required then.
+    type: float
+  max_rounds:
+    description: With O(step=pairwise), the most rounds to measure; V(0) (the default) allows one per node.
+    type: int
+    default: 0
   want:
     description: The desired settings of the node's ports, the O(npuops.ascend.hccn_config#module:config) of the change.
     type: list
@@ -330,6 +355,24 @@ plan:
   description: With O(step=plan), what the change ticket shows of the node (absent when the node was not reached).
   returned: step is plan and the node was reached
   type: dict
+culprits:
+  description: With O(step=pairwise), the slow nodes found, each slow with a node that reaches the gate and in no fast pair.
+  returned: step is pairwise
+  type: list
+  elements: str
+culprit:
+  description: With O(step=pairwise), the slow node when there is exactly one, else null.
+  returned: step is pairwise
+  type: str
+slow_pairs:
+  description: With O(step=pairwise), the slow pairs (C(hosts), C(busbw), C(slow), C(round)), in the order measured.
+  returned: step is pairwise
+  type: list
+  elements: dict
+rounds:
+  description: With O(step=pairwise), how many rounds were measured.
+  returned: step is pairwise
+  type: int
 message:
   description: With O(step=stop), the message that stops the window.
   returned: step is stop

@@ -52,17 +52,15 @@ def _pair_text(pair):
     return '%s %s GB/s' % (_pair_key(pair['hosts']), pair['busbw'])
 
 
-def pairwise_culprit(results, threshold):
-    """Name the slow node from cross-node benchmarks run on pairs of nodes.
-
-    ``results`` is a list of ``{hosts: [a, b], busbw: GB/s or None}``; a pair below ``threshold`` is slow.
-    Returns ``{pairs, slow_pairs, culprit, suspects, msg}``: the culprit is the one node that every slow pair
-    contains (and no fast pair does), when there is one.
-    """
+def _threshold(threshold):
     try:
-        threshold = float(threshold)
+        return float(threshold)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError('pairwise_culprit: threshold must be a number of GB/s (%s)' % exc) from exc
+
+
+def _pairs(results, threshold):
+    """The measured pairs ``{hosts, busbw, slow}`` (and ``round`` when the result has one) of ``results``."""
     pairs = []
     for item in results or []:
         if isinstance(item, Mapping) and 'hosts' not in item and isinstance(item.get('item'), (list, tuple)):
@@ -71,33 +69,135 @@ def pairwise_culprit(results, threshold):
         if not isinstance(item, Mapping) or not isinstance(item.get('hosts'), (list, tuple)):
             raise AnsibleFilterError('pairwise_culprit: each result is {hosts: [a, b], busbw: GB/s} or a looped hccl_bench '
                                      'result, got %r' % (item,))
-        busbw = item.get('busbw')
-        pairs.append({'hosts': list(item['hosts']), 'busbw': busbw,
-                      'slow': busbw is None or float(busbw) < threshold})
+        busbw = item['busbw'] if 'busbw' in item else item.get('peak_busbw_gb_s')
+        pair = {'hosts': list(item['hosts']), 'busbw': busbw, 'slow': busbw is None or float(busbw) < threshold}
+        if item.get('round') is not None:
+            pair['round'] = item['round']
+        pairs.append(pair)
+    return pairs
+
+
+def _sides(pairs):
+    """(cleared, culprits): the nodes of a fast pair, and the nodes of no fast pair that were slow with one of them."""
+    cleared = set(host for pair in pairs if not pair['slow'] for host in pair['hosts'])
+    culprits = set()
+    for pair in pairs:
+        if pair['slow'] and len(pair['hosts']) == 2:
+            first, second = pair['hosts']
+            if first in cleared and second not in cleared:
+                culprits.add(second)
+            elif second in cleared and first not in cleared:
+                culprits.add(first)
+    return cleared, culprits
+
+
+def _in_order(hosts, names):
+    order = dict((host, index) for index, host in enumerate(hosts))
+    return sorted(names, key=lambda name: (order.get(name, len(order)), name))
+
+
+def search_round(hosts, results, threshold):
+    """The next round of the search for slow nodes: disjoint pairs of ``hosts`` to measure at once, [] when done.
+
+    Round 1 pairs the nodes in their order (an odd node out waits for round 2). Then every node that is neither
+    cleared (in a pair at ``threshold`` or above) nor named (slow with a cleared node) is measured against its own
+    cleared node, so two or more slow nodes are named in the same round. While no node is cleared, the ring pairs
+    not yet measured are taken, as many disjoint ones as there are; when none is left the search ends with
+    suspects only.
+    """
+    hosts = list(hosts or [])
+    if len(hosts) < 2:
+        return []
+    pairs = _pairs(results, _threshold(threshold))
+    if not pairs:
+        return [hosts[i:i + 2] for i in range(0, len(hosts) - 1, 2)]
+    measured = set(frozenset(pair['hosts']) for pair in pairs)
+    cleared, culprits = _sides(pairs)
+    waiting = [host for host in hosts if host not in cleared and host not in culprits]
+    out = []
+    if cleared:
+        references = _in_order(hosts, cleared)
+        for host in waiting:
+            for reference in references:
+                if frozenset((host, reference)) not in measured:
+                    out.append(_in_order(hosts, [host, reference]))
+                    references.remove(reference)
+                    break
+        return out
+    used = set()
+    for first, second in ring_pairs(hosts):
+        if frozenset((first, second)) in measured or first in used or second in used:
+            continue
+        out.append([first, second])
+        used.update((first, second))
+    return out
+
+
+def _names(names):
+    names = list(names)
+    return names[0] if len(names) == 1 else '%s and %s' % (', '.join(names[:-1]), names[-1])
+
+
+def pairwise_culprit(results, threshold):
+    """Name the slow nodes from cross-node benchmarks run on pairs of nodes.
+
+    ``results`` is a list of ``{hosts: [a, b], busbw: GB/s or None}`` (or looped hccl_bench results, or the runs of
+    hccl_bench's ``host_groups`` with their ``round``); a pair below ``threshold`` is slow. A node of a fast pair is
+    cleared; a node of no fast pair that is slow with a cleared node is a culprit. Returns ``{pairs, slow_pairs,
+    culprit, culprits, suspects, slow_paths, msg}``: ``culprit`` is the culprit when there is exactly one;
+    ``suspects`` the culprits, else the nodes of the slow pairs that are in no fast pair; ``slow_paths`` the slow
+    pairs of two cleared nodes.
+    """
+    threshold = _threshold(threshold)
+    pairs = _pairs(results, threshold)
+    hosts = []
+    for pair in pairs:
+        hosts.extend(host for host in pair['hosts'] if host not in hosts)
     slow = [p for p in pairs if p['slow']]
-    fast = [p for p in pairs if not p['slow']]
-    in_fast = set(h for p in fast for h in p['hosts'])
-    suspects = []
-    if slow:
-        common = set(slow[0]['hosts'])
+    cleared, culprits = _sides(pairs)
+    culprits = _in_order(hosts, culprits)
+    paths = [p for p in slow if all(host in cleared for host in p['hosts'])]
+    open_pairs = [p for p in slow if p not in paths and not any(host in culprits for host in p['hosts'])]
+    if culprits:
+        suspects = list(culprits)
+    else:
+        common = set(slow[0]['hosts']) if slow else set()
         for pair in slow[1:]:
             common &= set(pair['hosts'])
-        suspects = sorted(common - in_fast) or sorted(set(h for p in slow for h in p['hosts']) - in_fast)
-    culprit = suspects[0] if len(suspects) == 1 else None
+        suspects = (_in_order(hosts, common - cleared)
+                    or _in_order(hosts, set(h for p in slow for h in p['hosts']) - cleared))
+        suspects = sorted(suspects)
+    culprit = culprits[0] if len(culprits) == 1 else (suspects[0] if len(suspects) == 1 and not paths else None)
+    if culprit and not culprits:
+        culprits = [culprit]
     ranked = sorted(pairs, key=lambda p: (p['busbw'] is not None, p['busbw'] or 0.0))
     if not slow:
         msg = 'every pair reaches %.1f GB/s; the slow run needs more than two nodes to show' % threshold
-    elif culprit:
+    elif len(culprits) == 1 and all(culprits[0] in p['hosts'] for p in slow):
         msg = '%s is in every slow pair (%s) and in no fast one: it is the slow node' % (
             culprit, ', '.join(_pair_text(p) for p in slow))
+    elif culprits:
+        named = [p for p in slow if any(host in culprits for host in p['hosts'])]
+        msg = '%s %s slow with a node that reaches %.1f GB/s and in no fast pair (%s): %s' % (
+            _names(culprits), 'is' if len(culprits) == 1 else 'are each', threshold,
+            ', '.join(_pair_text(p) for p in named), 'it is the slow node' if len(culprits) == 1 else 'they are the slow nodes')
+        if paths:
+            msg += '; the path of %s is slow as well' % ', '.join(_pair_text(p) for p in paths)
+        if open_pairs:
+            msg += '; %s could not be told apart' % ', '.join(_pair_text(p) for p in open_pairs)
     elif suspects:
         msg = 'the slow pairs (%s) point at %s' % (', '.join(_pair_text(p) for p in slow), ' or '.join(suspects))
     elif len(slow) == 1:
-        msg = ('only %s is slow and both nodes reach %.1f GB/s with their other neighbour: the path between them is '
-               'slow, not one node' % (_pair_text(slow[0]), threshold))
+        msg = ('only %s is slow and both nodes reach %.1f GB/s with another node: the path between them is slow, not one '
+               'node' % (_pair_text(slow[0]), threshold))
     else:
         msg = 'the slow pairs (%s) share no node: more than one link is slow' % ', '.join(_pair_text(p) for p in slow)
-    return {'pairs': ranked, 'slow_pairs': slow, 'culprit': culprit, 'suspects': suspects, 'msg': msg}
+    rounds = max([p.get('round') or 0 for p in pairs] or [0])
+    out = {'pairs': ranked, 'slow_pairs': slow, 'culprit': culprit, 'culprits': culprits, 'suspects': suspects,
+           'slow_paths': paths, 'msg': msg}
+    if rounds:
+        out['rounds'] = rounds
+    return out
 
 
 # -stat -g counters that grow on a port that retrains, drops or retransmits
@@ -138,10 +238,44 @@ def _standing_out(entries):
     return out
 
 
+def _ports_by_culprit(culprits, culprit_ports):
+    """{node: hccn_info result} from the read of the culprits' ports: one result (one culprit), or the register of a
+    loop over the culprits (``results``, each with its ``item``)."""
+    if not isinstance(culprit_ports, Mapping):
+        return {}
+    if isinstance(culprit_ports.get('results'), list):
+        return dict((item.get('item'), item) for item in culprit_ports['results']
+                    if isinstance(item, Mapping) and item.get('item') in culprits)
+    return {culprits[0]: culprit_ports} if len(culprits) == 1 else {}
+
+
+def _ports_detail(ports, own):
+    """What the ports of one slow node show (``own``: None for the only culprit, its name for one of several)."""
+    if not ports.get('devices'):
+        return '. %s could not be read: %s' % ('The ports of %s' % own if own else 'Its ports', ports.get('msg'))
+    entries = by_device(ports)
+    outliers = _standing_out(entries)
+    if outliers:
+        shown = []
+        for dev in sorted(outliers):
+            entry = entries[dev]
+            shown.append('NPU %d (MTU %s, PFC %s, link %s): %s' % (
+                dev, entry.get('mtu'), port_text(entry.get('pfc_priorities')), entry.get('link'), ', '.join(outliers[dev])))
+        return '. %s that stand out: %s' % ('The ports of %s' % own if own else 'Its ports', '; '.join(shown))
+    mtus = sorted(set(str(e.get('mtu')) for e in entries.values()))
+    pfcs = sorted(set(port_text(e.get('pfc_priorities')) for e in entries.values()))
+    links = sorted(set(str(e.get('link')) for e in entries.values()))
+    return ('. No port of %s stands out (%d ports: MTU %s, PFC %s, link %s, the same link history and error counters): '
+            'look at the node itself (the switch uplinks of its ports, NIC firmware, CPU load, a job sharing the node)'
+            % (own or 'it', len(entries), '/'.join(mtus), '/'.join(pfcs),
+               '/'.join(links)))
+
+
 def crossnode_findings(findings, pairwise=None, culprit_ports=None, expected=None):
     """The findings of the cross-node benchmark (from bench_findings), with the pairwise search's verdict and what
-    the slow node's ports show; ``expected`` (crossnode_busbw_expected) adds to the bandwidth finding what the gate
-    expects and why."""
+    the slow nodes' ports show (one finding per slow node, or one for the PoD without a slow node); ``expected``
+    (crossnode_busbw_expected) adds to the bandwidth finding what the gate expects and why. ``culprit_ports`` is
+    the hccn_info result of the one slow node, or the register of a loop over the slow nodes."""
     out = [dict(item) for item in findings or []]
     if isinstance(expected, Mapping) and expected.get('basis'):
         for item in out:
@@ -149,27 +283,15 @@ def crossnode_findings(findings, pairwise=None, culprit_ports=None, expected=Non
                 item['msg'] = '%s; %s' % (item.get('msg'), expected['basis'])
     if not out or not isinstance(pairwise, Mapping):
         return out
-    culprit = pairwise.get('culprit')
-    host = culprit or out[0].get('host')
+    culprits = list(pairwise.get('culprits') or ([pairwise['culprit']] if pairwise.get('culprit') else []))
     detail = pairwise.get('msg') or ''
-    if culprit and isinstance(culprit_ports, Mapping) and culprit_ports.get('devices'):
-        entries = by_device(culprit_ports)
-        outliers = _standing_out(entries)
-        if outliers:
-            shown = []
-            for dev in sorted(outliers):
-                entry = entries[dev]
-                shown.append('NPU %d (MTU %s, PFC %s, link %s): %s' % (
-                    dev, entry.get('mtu'), port_text(entry.get('pfc_priorities')), entry.get('link'), ', '.join(outliers[dev])))
-            detail += '. Its ports that stand out: ' + '; '.join(shown)
-        else:
-            mtus = sorted(set(str(e.get('mtu')) for e in entries.values()))
-            pfcs = sorted(set(port_text(e.get('pfc_priorities')) for e in entries.values()))
-            links = sorted(set(str(e.get('link')) for e in entries.values()))
-            detail += ('. No port of it stands out (%d ports: MTU %s, PFC %s, link %s, the same link history and error '
-                       'counters): look at the node itself (the switch uplinks of its ports, NIC firmware, CPU load, a job '
-                       'sharing the node)' % (len(entries), '/'.join(mtus), '/'.join(pfcs), '/'.join(links)))
-    elif culprit and isinstance(culprit_ports, Mapping):
-        detail += '. Its ports could not be read: %s' % culprit_ports.get('msg')
-    out.append(finding(host, None, 'pairwise', culprit, None, detail))
+    if not culprits:
+        out.append(finding(out[0].get('host'), None, 'pairwise', None, None, detail))
+        return out
+    ports = _ports_by_culprit(culprits, culprit_ports)
+    for culprit in culprits:
+        text = detail
+        if culprit in ports:
+            text += _ports_detail(ports[culprit], None if len(culprits) == 1 else culprit)
+        out.append(finding(culprit, None, 'pairwise', culprit, None, text))
     return out

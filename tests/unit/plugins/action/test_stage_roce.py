@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 
-from ansible.errors import AnsibleConnectionFailure
+import pytest
+from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 
 from ansible_collections.npuops.ascend.plugins.action import stage_roce as action
 from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
@@ -425,3 +426,89 @@ def test_a_change_call_without_phases_hands_the_record_on_unchanged(tmp_path):
     out = step(tmp_path, node, **change_args(record, phases=[], stop_with_batch=True))
     assert node.calls == [] and out['changed'] is False
     assert out['record']['plan'] == record['plan'] and out['record']['pending'] == record['pending']
+
+
+# ---- pairwise: the search for slow nodes in rounds of disjoint pairs ------------------------------------------------
+
+class Fabric:
+    """hccl_bench with host_groups: every group's busbw, 9.0 GB/s with a slow node in it, else 22.5; the groups of
+    each call recorded (the MPI names)."""
+
+    def __init__(self, slow=(), fail=(), answer=None):
+        self.slow = set(slow)
+        self.fail = set(fail)
+        self.answer = answer
+        self.rounds = []
+        self.args = []
+
+    def bind(self, plugin):
+        def execute(module_name, module_args, task_vars):
+            assert module_name.split('.')[-1] == 'hccl_bench'
+            self.args.append(dict(module_args))
+            self.rounds.append([list(group) for group in module_args['host_groups']])
+            if self.answer is not None:
+                return dict(self.answer)
+            runs = []
+            for group in module_args['host_groups']:
+                if self.fail & set(group):
+                    runs.append({'hosts': group, 'failed': True, 'msg': 'mpirun exited 1'})
+                else:
+                    runs.append({'hosts': group, 'peak_busbw_gb_s': 9.0 if self.slow & set(group) else 22.5})
+            return {'changed': False, 'runs': runs}
+        plugin._execute_module = execute
+        return plugin
+
+
+def search_step(tmp_path, fabric, hosts, check_mode=False, **args):
+    args = dict(dict(run_dir=str(tmp_path / RUN), run_id=RUN, step='pairwise', hosts=hosts, threshold=20,
+                     bench={'npus': 8, 'max_bytes': '1G', 'fail_below_band': False}), **args)
+    plugin = fabric.bind(stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: {}))
+    return stage_actions.run_step(plugin, {'inventory_hostname': hosts[0], 'ansible_play_batch': hosts,
+                                           'ansible_play_hosts_all': hosts})
+
+
+def test_pairwise_names_two_slow_nodes_in_two_rounds_of_disjoint_pairs_run_at_once(tmp_path):
+    hosts = ['node%02d' % i for i in range(1, 9)]
+    fabric = Fabric(slow={'mpi-node03', 'mpi-node06'})
+    out = search_step(tmp_path, fabric, hosts, mpi_hosts=dict((h, 'mpi-' + h) for h in hosts))
+    assert fabric.rounds == [
+        [['mpi-node01', 'mpi-node02'], ['mpi-node03', 'mpi-node04'], ['mpi-node05', 'mpi-node06'], ['mpi-node07', 'mpi-node08']],
+        [['mpi-node01', 'mpi-node03'], ['mpi-node02', 'mpi-node04'], ['mpi-node05', 'mpi-node07'], ['mpi-node06', 'mpi-node08']],
+    ]
+    assert all(args['npus'] == 8 and args['fail_below_band'] is False and 'hosts' not in args for args in fabric.args)
+    assert out['rounds'] == 2 and out['changed'] is False
+    assert (out['culprit'], out['culprits']) == (None, ['node03', 'node06'])
+    assert out['msg'].startswith('node03 and node06 are each slow with a node that reaches 20.0 GB/s and in no fast pair (')
+    assert [(p['hosts'], p['round']) for p in out['slow_pairs']] == [
+        (['node03', 'node04'], 1), (['node05', 'node06'], 1), (['node01', 'node03'], 2), (['node06', 'node08'], 2)]
+
+
+def test_pairwise_a_pair_that_did_not_run_counts_as_slow(tmp_path):
+    hosts = ['node01', 'node02', 'node03', 'node04']
+    out = search_step(tmp_path, Fabric(fail={'node04'}), hosts)
+    assert out['culprit'] == 'node04'
+    assert '(no result)' in out['msg']
+
+
+def test_pairwise_stops_at_max_rounds_and_when_the_benchmark_fails(tmp_path):
+    hosts = ['node01', 'node02', 'node03', 'node04']
+    fabric = Fabric(slow={'node02'})
+    out = search_step(tmp_path, fabric, hosts, max_rounds=1)
+    assert len(fabric.rounds) == 1 and out['rounds'] == 1
+    assert out['suspects'] == ['node01', 'node02'] and out['culprit'] is None
+    failed = Fabric(answer={'failed': True, 'msg': 'node01: mpirun not found', 'changed': False})
+    out = search_step(tmp_path, failed, hosts)
+    assert out['msg'] == ('the search for the slow node stopped: round 1 (node01 + node02, node03 + node04) did not run: '
+                          'node01: mpirun not found')
+    assert out.get('failed') is not True and out['culprit'] is None
+
+
+def test_pairwise_in_check_mode_is_skipped(tmp_path):
+    out = search_step(tmp_path, Fabric(answer={'changed': False, 'skipped': True, 'msg': 'skipped in check mode'}),
+                      ['node01', 'node02', 'node03'], check_mode=True)
+    assert out['skipped'] is True and out['msg'] == 'skipped in check mode'
+
+
+def test_pairwise_needs_a_threshold(tmp_path):
+    with pytest.raises(AnsibleActionFail, match='step pairwise needs threshold'):
+        search_step(tmp_path, Fabric(), ['node01', 'node02', 'node03'], threshold=None)

@@ -8,6 +8,7 @@ import tempfile
 import pytest
 
 from ansible_collections.npuops.ascend.plugins.modules import hccl_bench
+from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import HOST as HOST_NAME
 from ansible_collections.npuops.ascend.tests.unit.plugins.modules.conftest import NPU_SMI, TIMEOUT, sample
 
 MPIRUN = '/usr/local/mpich/bin/mpirun'
@@ -386,3 +387,82 @@ def test_mode_torch_without_torchrun(run_module):
     assert res.result['msg'] == (
         'node-07: torchrun not found: looked in /usr/local/Ascend/driver/tools, /usr/local/sbin, /usr/local/bin and PATH. '
         'It comes with PyTorch; install it or set the path option of the module.')
+
+
+# ---- host_groups: several runs across nodes at once -----------------------------------------------------------------
+
+def test_host_groups_run_at_once_each_with_its_hostfile_and_result(run_module, hccl_test, monkeypatch, tmp_path):
+    import threading
+
+    made = []
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(**kwargs):
+        handle, path = real_mkstemp(dir=str(tmp_path), **kwargs)
+        made.append(path)
+        return handle, path
+
+    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+    together = threading.Barrier(3, timeout=10)  # broken (and the test failed) unless the three runs are under way at once
+    seen = {}
+
+    def mpirun(call):
+        with open(call[2]) as handle:
+            hosts = handle.read()
+        seen[hosts] = call
+
+        def answer():  # called outside the fake's lock, as a real run would overlap the others
+            together.wait()
+            return (1, '', GETHOSTBYNAME) if hosts.startswith('node05') else (0, TABLE_16_RANKS, '')
+        return answer
+
+    groups = [['node01', 'node02'], ['node03', 'node04'], ['node05', 'node06']]
+    options = {'hccl_test_path': hccl_test, 'host_groups': groups, 'theory_busbw': 25, 'band': [3, 5]}
+    res = run_module(hccl_bench, options, {INFO: (0, INFO_IDLE, '')}, bin_paths={'mpirun': MPIRUN}, default=mpirun)
+    assert not res.failed, res
+    assert sorted(seen) == ['node01:8\nnode02:8\n', 'node03:8\nnode04:8\n', 'node05:8\nnode06:8\n']
+    assert all(call[:2] == [MPIRUN, '-f'] and call[3:] == ['-n', '16', hccl_test] + SIZES for call in seen.values())
+    assert len(made) == 3 and not any(os.path.exists(path) for path in made)
+    runs = res.result['runs']
+    assert [run['hosts'] for run in runs] == groups
+    busbw = round(0.52429 * 30 / 16, 3)
+    assert runs[0] == {'hosts': ['node01', 'node02'], 'peak_busbw_gb_s': busbw, 'peak_size_bytes': 524288, 'ranks': 16,
+                       'below_band': False, 'above_band': False, 'cmd': runs[0]['cmd']}
+    assert runs[1]['peak_busbw_gb_s'] == busbw
+    assert runs[2]['failed'] is True and set(runs[2]) == {'hosts', 'failed', 'msg'}
+    assert runs[2]['msg'].startswith('%s: ' % HOST_NAME)
+    assert 'gethostbyname failed, HW-AI-LC-1-1 (errno 2)' in runs[2]['msg']
+    assert res.result['msg'] == '3 run(s) across nodes at once, 1 below the band or failed'
+    assert res.result['changed'] is False
+
+
+def test_a_group_below_the_band_does_not_fail_the_task(run_module, hccl_test):
+    options = {'hccl_test_path': hccl_test, 'host_groups': [['node01', 'node02']], 'theory_busbw': 25}
+    res = run_module(hccl_bench, options, {INFO: (0, INFO_IDLE, '')}, bin_paths={'mpirun': MPIRUN},
+                     default=lambda call: (0, TABLE_16_RANKS, ''))
+    assert not res.failed, res
+    assert res.result['runs'][0]['below_band'] is True
+    assert 'msg' not in res.result['runs'][0]
+
+
+def test_host_groups_in_check_mode_run_nothing(run_module, hccl_test):
+    res = run_module(hccl_bench, {'hccl_test_path': hccl_test, 'host_groups': [['node01', 'node02']]}, {},
+                     bin_paths={'mpirun': MPIRUN}, check_mode=True)
+    assert res.calls == [] and res.result['skipped'] is True
+
+
+@pytest.mark.parametrize('options, problem', [
+    ({'host_groups': [['node01', 'node02'], ['node02', 'node03']]},
+     'node02 is in host_groups[0] and host_groups[1]: the groups run at once, so a host can be in one only'),
+    ({'host_groups': [['node01']]}, "host_groups[0] is ['node01']: each group is a list of two or more host names"),
+    ({'host_groups': [['node01', '']]}, "host_groups[0] is ['node01', '']: each group is a list of two or more host names"),
+    ({'host_groups': [['node01', 'node02']], 'hosts': ['node01', 'node02']},
+     'hosts and host_groups are mutually exclusive (one run, or several at once)'),
+    ({'host_groups': [['node01', 'node02']], 'mode': 'torch', 'script': SCRIPT},
+     'host_groups (runs across nodes) needs mode=hccl_test'),
+])
+def test_bad_host_groups_are_refused_before_any_call(run_module, hccl_test, options, problem):
+    res = run_module(hccl_bench, dict({'hccl_test_path': hccl_test}, **options), {}, bin_paths={'mpirun': MPIRUN})
+    assert res.failed
+    assert problem in res.result['msg'] and res.result['msg'].endswith('. Nothing ran.')
+    assert res.calls == []
