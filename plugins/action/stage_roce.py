@@ -14,7 +14,9 @@ every node; ``step: record`` writes the node's stage 4 record and report. A brok
 and kept in the record with the phase (the node is neither failed nor unreachable for Ansible: the batch decides);
 every step returns the record (registered as ``roce_lossless_node``). ``step: pairwise`` (once, when the PoD is below
 the gate after the change) searches for the slow nodes in rounds of disjoint pairs, each round one hccl_bench run of
-all its pairs at once, and returns the verdict of pairwise_culprit.
+all its pairs at once, and returns the verdict of pairwise_culprit. ``step: batches`` (once, before the change) cuts
+the window's nodes into batches that follow failure domains (the leaf switches of the LLDP neighbour map from the
+check records, or inventory groups).
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ from ansible_collections.npuops.ascend.plugins.action.report_files import write_
 from ansible_collections.npuops.ascend.plugins.plugin_utils import store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import window
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
+    batches_text,
+    domain_batches,
+    group_domains,
+    roce_batch_problems,
+    switch_domains,
+)
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import pairwise_culprit, ring_neighbours, search_round
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.plan import port_config_subset
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
@@ -50,7 +59,7 @@ ROLE = 'roce_lossless'
 STAGE = 4
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['precheck', 'lldp', 'neighbours', 'plan', 'change', 'restore', 'refused',
-                                                  'stop', 'record', 'pairwise']),
+                                                  'stop', 'record', 'pairwise', 'batches']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     record=dict(type='raw'),
@@ -95,6 +104,10 @@ ARGUMENT_SPEC = dict(
     bench=dict(type='dict', default={}),
     threshold=dict(type='float'),
     max_rounds=dict(type='int', default=0),
+    domain=dict(type='str', choices=['switch', 'group']),
+    domain_groups=dict(type='list', elements='str', default=[]),
+    groups=dict(type='dict', default={}),
+    size=dict(type='raw', default=1),
 )
 
 
@@ -511,3 +524,33 @@ class ActionModule(StageAction):
         out.update(verdict)
         out.update(changed=False, rounds=number)
         return out
+
+    def step_batches(self, args, run_id, task_vars):
+        """The window's batches by failure domain: ``domain`` ``switch`` (nodes that share a leaf switch in the LLDP data
+        of their check records of this run) or ``group`` (the first of ``domain_groups`` a node is in, from ``groups``);
+        each domain cut into batches of at most ``size`` nodes. Fails, naming every problem, before any change."""
+        hosts = list(args['hosts'] or [])
+        problems = roce_batch_problems(args['size'], 'roce_lossless_batch')
+        if args['domain'] is None:
+            problems.append('step batches needs domain (switch or group)')
+        elif args['domain'] == 'switch':
+            records, missing = store.read_checks(args['run_dir'], run_id, hosts, STAGE)
+            lldp = []
+            for host in hosts:
+                data = (records.get(host) or {}).get('data') or {}
+                if 'lldp' in data:
+                    lldp.append(data['lldp'])
+                else:
+                    missing.setdefault(host, 'its check record of stage 4 holds no LLDP data')
+            problems.extend('%s: %s' % (host, missing[host]) for host in hosts if host in missing)
+            domains, more = switch_domains(hosts, switch_neighbours(lldp) if lldp else {})
+            problems.extend(more if not missing else [])
+        else:
+            domains, more = group_domains(hosts, args['domain_groups'], args['groups'])
+            problems.extend(more)
+        if problems:
+            return dict(changed=False, failed=True, msg=(
+                'The batches of the change window cannot follow the failure domains (roce_lossless_batch_domain=%s): %s. '
+                'Nothing was changed on any node.' % (args['domain'], ' | '.join(problems))))
+        plan = domain_batches(hosts, domains, args['size'], args['domain_groups'] if args['domain'] == 'group' else None)
+        return dict(plan, changed=False, msg=batches_text(plan))

@@ -62,12 +62,17 @@ description:
     nodes anywhere in 8, 16 or 32 nodes are named in 2 rounds. It returns the verdict of
     P(npuops.ascend.pairwise_culprit#filter) (RV(culprits), RV(slow_pairs), the pairs with their round) and changes
     nothing.
+  - O(step=batches) (once, in the change window before any change) cuts O(hosts) into batches that follow failure
+    domains - with O(domain=switch) the nodes whose NPU ports share a leaf switch in the LLDP data of their check records
+    of this run, with O(domain=group) the first group of O(domain_groups) each node is in (O(groups)) - each domain in
+    batches of at most O(size) nodes (RV(order), RV(serial), RV(batches)). A node whose domain is not known, or a size
+    the window does not accept, fails the task naming every problem.
 options:
   step:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record, pairwise]
+    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record, pairwise, batches]
   record:
     description: The node's record so far (C(roce_lossless_node.record) of the step before); unset, a new record.
     type: raw
@@ -112,6 +117,7 @@ options:
       - Every node of the play, in order (the ring of the jumbo ping, the stop); default C(ansible_play_hosts_all).
       - With O(step=neighbours), the nodes of the neighbour map.
       - With O(step=pairwise), the nodes to search, in order (round 1 pairs them two by two).
+      - With O(step=batches), the nodes of the window, in order.
     type: list
     elements: str
   mpi_hosts:
@@ -127,6 +133,23 @@ options:
   threshold:
     description: With O(step=pairwise), the bus bandwidth in GB/s below which a pair is slow (the gate). Required then.
     type: float
+  domain:
+    description: With O(step=batches), the failure domains - V(switch) (leaf switches in LLDP) or V(group) (O(domain_groups)).
+    type: str
+    choices: [switch, group]
+  domain_groups:
+    description: With O(domain=group), the inventory groups that are the failure domains, in the order to change them.
+    type: list
+    elements: str
+    default: []
+  groups:
+    description: With O(domain=group), the inventory's groups (Ansible's C(groups)).
+    type: dict
+    default: {}
+  size:
+    description: With O(step=batches), the most nodes of a batch - a whole number or a percentage of the nodes (C(roce_lossless_batch)).
+    type: raw
+    default: 1
   max_rounds:
     description: With O(step=pairwise), the most rounds to measure; V(0) (the default) allows one per node.
     type: int
@@ -373,6 +396,21 @@ rounds:
   description: With O(step=pairwise), how many rounds were measured.
   returned: step is pairwise
   type: int
+order:
+  description: With O(step=batches), the nodes in the order to change them (domain after domain).
+  returned: step is batches
+  type: list
+  elements: str
+serial:
+  description: With O(step=batches), the number of nodes of each batch, in order (the serial play's list).
+  returned: step is batches
+  type: list
+  elements: int
+batches:
+  description: With O(step=batches), each batch as C(domain) and C(hosts).
+  returned: step is batches
+  type: list
+  elements: dict
 message:
   description: With O(step=stop), the message that stops the window.
   returned: step is stop

@@ -249,6 +249,115 @@ def roce_batch_problems(value, name='roce_lossless_batch'):
     return ['%s %s is not a batch size: %s' % (name, shown, accepted)]
 
 
+# ---- batches that follow failure domains -----------------------------------------------------------------------------
+
+def batch_count(value, total):
+    """The nodes of one batch for a size the window accepts (roce_batch_problems) among ``total`` nodes, the way Ansible
+    reads ``serial``: a percentage is that share of the nodes, rounded down, at least 1."""
+    text = str(value).strip()
+    if text.endswith('%'):
+        return max(1, int(int(text[:-1]) / 100.0 * total))
+    return max(1, int(float(text)))
+
+
+def switch_domains(hosts, neighbours):
+    """{node: domain} from the LLDP neighbour map (``neighbours``: switch_neighbours of the nodes): two nodes whose NPU
+    ports share a leaf switch are in the same domain (a leaf that fails takes both down), so a domain is a connected
+    part of the node-switch graph, named after its switches. Returns (domains, problems): a node none of whose NPU
+    ports was seen in LLDP is a problem (its domain is not known)."""
+    hosts = list(hosts)
+    switches = {}
+    for port in (neighbours or {}).get('ports') or []:
+        if port.get('node') in hosts and port.get('switch'):
+            switches.setdefault(port['node'], set()).add(port['switch'])
+    parent = dict((host, host) for host in hosts)
+
+    def root(host):
+        while parent[host] != host:
+            parent[host] = parent[parent[host]]
+            host = parent[host]
+        return host
+
+    owner = {}
+    for host in hosts:
+        for switch in sorted(switches.get(host, ())):
+            if switch in owner:
+                parent[root(host)] = root(owner[switch])
+            else:
+                owner[switch] = host
+    members = {}
+    for host in hosts:
+        if host in switches:
+            members.setdefault(root(host), []).append(host)
+    domains = {}
+    for group in members.values():
+        names = sorted(set(switch for host in group for switch in switches[host]))
+        name = '+'.join(names) if len(names) <= 4 else '%s+...+%s (%d switches)' % (names[0], names[-1], len(names))
+        for host in group:
+            domains[host] = name
+    problems = ['%s: none of its NPU ports was seen in LLDP, so the leaf switches it hangs on are not known' % host
+                for host in hosts if host not in switches]
+    return domains, problems
+
+
+def group_domains(hosts, names, groups):
+    """{node: domain} from inventory groups: a node's domain is the first group of ``names`` it is in (``groups``: the
+    inventory's groups, as Ansible's ``groups``). Returns (domains, problems): an unknown group, or a node in none of
+    them, is a problem."""
+    problems = []
+    names = [str(name) for name in names or []]
+    groups = groups or {}
+    if not names:
+        problems.append('roce_lossless_domain_groups is empty: with roce_lossless_batch_domain=group it names the '
+                        'inventory groups that are the failure domains (racks, leaf pairs), in the order to change them')
+    for name in names:
+        if name not in groups:
+            problems.append('roce_lossless_domain_groups names %s, which is not a group of the inventory' % name)
+    domains = {}
+    for host in hosts:
+        for name in names:
+            if host in (groups.get(name) or []):
+                domains[host] = name
+                break
+    if names:
+        problems.extend('%s: it is in none of the groups of roce_lossless_domain_groups (%s)' % (host, ', '.join(names))
+                        for host in hosts if host not in domains)
+    return domains, problems
+
+
+def domain_batches(hosts, domains, batch, order=None):
+    """The batches of the change window when they follow failure domains: the nodes of each domain together (domains in
+    the order of ``order``, then in the order their first node has in ``hosts``), each domain cut into batches of at
+    most ``batch`` nodes (a size roce_batch_problems accepts; a percentage is of all the nodes), so that no batch holds
+    two domains.
+
+    Returns ``{order, serial, batches, domains}``: ``order`` the nodes in the order to change them (the serial play's
+    hosts), ``serial`` the size of each batch (the serial play's list), ``batches`` ``[{domain, hosts}]`` and
+    ``domains`` ``{domain: [nodes]}``.
+    """
+    hosts = list(hosts)
+    size = batch_count(batch, len(hosts))
+    members = dict((name, []) for name in order or [] if name in domains.values())
+    for host in hosts:
+        members.setdefault(domains[host], []).append(host)
+    changed, serial, batches = [], [], []
+    for name, group in members.items():
+        for start in range(0, len(group), size):
+            chunk = group[start:start + size]
+            changed.extend(chunk)
+            serial.append(len(chunk))
+            batches.append({'domain': name, 'hosts': chunk})
+    return {'order': changed, 'serial': serial, 'batches': batches, 'domains': members}
+
+
+def batches_text(plan):
+    """One line: '2 failure domains (leaf-01+leaf-02: node01-node04 ...), 4 batches of at most 2 nodes, one domain at a
+    time'."""
+    parts = ['%s: %s' % (name, ', '.join(group)) for name, group in plan['domains'].items()]
+    return '%d failure domain(s) (%s), %d batch(es) of at most %d node(s), never two domains in one batch' % (
+        len(plan['domains']), '; '.join(parts), len(plan['batches']), max(plan['serial'] or [0]))
+
+
 # ---- the rollback playbook ------------------------------------------------------------------------------------------
 
 def _stamp(mtime):

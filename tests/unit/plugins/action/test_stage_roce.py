@@ -512,3 +512,46 @@ def test_pairwise_in_check_mode_is_skipped(tmp_path):
 def test_pairwise_needs_a_threshold(tmp_path):
     with pytest.raises(AnsibleActionFail, match='step pairwise needs threshold'):
         search_step(tmp_path, Fabric(), ['node01', 'node02', 'node03'], threshold=None)
+
+
+# ---- batches: the window's batches follow failure domains -----------------------------------------------------------
+
+FOUR = ['node01', 'node02', 'node03', 'node04']
+
+
+def test_batches_by_switch_come_from_the_lldp_of_the_check_records(tmp_path):
+    for n, host in enumerate(FOUR):
+        leaf = 'leaf-01' if n < 2 else 'rackB-leaf-01'
+        node = Node({'changed': False, 'devices': {'0': lldp(leaf, '400GE1/0/%d' % (n + 1)),
+                                                   '1': lldp(leaf, '400GE1/0/%d' % (n + 11))}})
+        step(tmp_path, node, host=host, step='lldp', devices=[0, 1], timeout=30)
+    node = Node()
+    out = step(tmp_path, node, step='batches', hosts=FOUR, domain='switch', size=3)
+    assert node.calls == []  # read from the records, nothing run on a node
+    assert out['batches'] == [{'domain': 'leaf-01', 'hosts': ['node01', 'node02']},
+                              {'domain': 'rackB-leaf-01', 'hosts': ['node03', 'node04']}]
+    assert (out['order'], out['serial'], out['changed']) == (FOUR, [2, 2], False)
+    assert out['msg'].startswith('2 failure domain(s) (leaf-01: node01, node02; rackB-leaf-01: node03, node04), 2 batch(es)')
+
+
+def test_batches_by_switch_refuse_a_node_without_lldp_data_before_any_change(tmp_path):
+    node = Node({'changed': False, 'devices': {'0': lldp('leaf-01', '400GE1/0/1')}})
+    step(tmp_path, node, host='node01', step='lldp', devices=[0], timeout=30)
+    out = step(tmp_path, Node(), step='batches', hosts=['node01', 'node02'], domain='switch', size=1)
+    assert out['failed'] is True
+    assert out['msg'].startswith('The batches of the change window cannot follow the failure domains (roce_lossless_batch_'
+                                 'domain=switch): node02: no check record of stage 4 in the run store (')
+    assert out['msg'].endswith('check4.json): the check did not run on this node. Nothing was changed on any node.')
+
+
+def test_batches_by_group_and_their_problems(tmp_path):
+    groups = {'all': FOUR, 'rack_a': ['node01', 'node03'], 'rack_b': ['node02', 'node04']}
+    out = step(tmp_path, Node(), step='batches', hosts=FOUR, domain='group', domain_groups=['rack_b', 'rack_a'],
+               groups=groups, size='100%')
+    assert (out['order'], out['serial']) == (['node02', 'node04', 'node01', 'node03'], [2, 2])  # the groups' order
+    out = step(tmp_path, Node(), step='batches', hosts=FOUR, domain='group', domain_groups=['rack_a'], groups=groups,
+               size=0)
+    assert out['failed'] is True
+    assert 'roce_lossless_batch 0 is below 1' in out['msg']
+    assert 'node02: it is in none of the groups of roce_lossless_domain_groups (rack_a)' in out['msg']
+    assert out['msg'].endswith('Nothing was changed on any node.')

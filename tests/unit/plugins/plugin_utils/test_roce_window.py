@@ -12,6 +12,11 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce import record as rec
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import roce_precheck_findings
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
+    batch_count,
+    batches_text,
+    domain_batches,
+    group_domains,
+    switch_domains,
     roce_batch_problems,
     roce_rollback_message,
     stop_results,
@@ -448,3 +453,89 @@ def test_batch_outcome_treats_a_missing_or_broken_record_as_a_node_that_did_noth
         'Stage 4 stopped. node09: not restored: nothing was changed on it. Changed in this batch: none. Restored: none. '
         'Not touched: none. Fix the cause and run again: nodes that already match change nothing.')
     assert outcome(['node10'], {}, ['node10']).startswith('Stage 4 stopped. node10: not restored: nothing was changed')
+
+
+# ---- batches that follow failure domains -----------------------------------------------------------------------------
+
+def neighbours(layout):
+    """A neighbour map (switch_neighbours) from {node: [switch of NPU 0, switch of NPU 1, ...]}."""
+    return {'ports': [{'node': node, 'npu': npu, 'switch': switch, 'port': '400GE1/1/%d' % npu}
+                      for node, switches in layout.items() for npu, switch in enumerate(switches)],
+            'switches': {}, 'unseen': [], 'conflicts': []}
+
+
+RAILS_A = ['leaf-01', 'leaf-01', 'leaf-02', 'leaf-02']
+RAILS_B = ['rackB-leaf-01', 'rackB-leaf-01', 'rackB-leaf-02', 'rackB-leaf-02']
+NODES8 = ['node%02d' % i for i in range(1, 9)]
+
+
+@pytest.mark.parametrize('value, total, count', [
+    (1, 8, 1), ('3', 8, 3), (3.0, 8, 3), ('25%', 8, 2), ('10%', 8, 1), ('100%', 8, 8), ('50%', 5, 2)])
+def test_batch_count_reads_a_size_as_ansible_reads_serial(value, total, count):
+    assert batch_count(value, total) == count
+
+
+def test_nodes_that_share_a_leaf_are_one_domain():
+    layout = dict((node, RAILS_A if i < 4 else RAILS_B) for i, node in enumerate(NODES8))
+    domains, problems = switch_domains(NODES8, neighbours(layout))
+    assert problems == []
+    assert domains == dict((node, 'leaf-01+leaf-02' if i < 4 else 'rackB-leaf-01+rackB-leaf-02')
+                           for i, node in enumerate(NODES8))
+
+
+def test_a_node_that_bridges_two_leaf_groups_joins_them_and_an_unseen_node_is_a_problem():
+    layout = {'node01': ['leaf-01'], 'node02': ['leaf-02'], 'node03': ['leaf-01', 'leaf-02'], 'node04': ['leaf-09']}
+    domains, problems = switch_domains(['node01', 'node02', 'node03', 'node04', 'node05'], neighbours(layout))
+    assert domains == {'node01': 'leaf-01+leaf-02', 'node02': 'leaf-01+leaf-02', 'node03': 'leaf-01+leaf-02',
+                       'node04': 'leaf-09'}
+    assert problems == ['node05: none of its NPU ports was seen in LLDP, so the leaf switches it hangs on are not known']
+
+
+def test_a_domain_of_many_switches_has_a_short_name():
+    layout = {'node01': ['leaf-%02d' % i for i in range(1, 9)]}
+    domains, dummy = switch_domains(['node01'], neighbours(layout))
+    assert domains == {'node01': 'leaf-01+...+leaf-08 (8 switches)'}
+
+
+def test_group_domains_take_the_first_listed_group_of_a_node():
+    groups = {'all': NODES8, 'rack_a': NODES8[:4], 'rack_b': NODES8[4:], 'gpu': ['node01']}
+    domains, problems = group_domains(NODES8, ['rack_b', 'rack_a'], groups)
+    assert problems == []
+    assert [domains[node] for node in NODES8] == ['rack_a'] * 4 + ['rack_b'] * 4
+
+
+@pytest.mark.parametrize('names, groups, problem', [
+    ([], {'all': ['node01']}, 'roce_lossless_domain_groups is empty: with roce_lossless_batch_domain=group it names'),
+    (['rack_x'], {'all': ['node01']}, 'roce_lossless_domain_groups names rack_x, which is not a group of the inventory'),
+    (['rack_a'], {'rack_a': ['node02']}, 'node01: it is in none of the groups of roce_lossless_domain_groups (rack_a)'),
+])
+def test_group_domains_name_what_is_wrong(names, groups, problem):
+    dummy, problems = group_domains(['node01'], names, groups)
+    assert any(text.startswith(problem) for text in problems), problems
+
+
+def test_batches_never_hold_two_domains():
+    domains = dict((node, 'A' if i < 5 else 'B') for i, node in enumerate(NODES8))
+    plan = domain_batches(NODES8, domains, 2)
+    assert plan['batches'] == [{'domain': 'A', 'hosts': ['node01', 'node02']}, {'domain': 'A', 'hosts': ['node03', 'node04']},
+                               {'domain': 'A', 'hosts': ['node05']}, {'domain': 'B', 'hosts': ['node06', 'node07']},
+                               {'domain': 'B', 'hosts': ['node08']}]
+    assert plan['serial'] == [2, 2, 1, 2, 1]
+    assert plan['order'] == NODES8
+    assert plan['domains'] == {'A': NODES8[:5], 'B': NODES8[5:]}
+    assert batches_text(plan) == ('2 failure domain(s) (A: node01, node02, node03, node04, node05; B: node06, node07, node08), '
+                                  '5 batch(es) of at most 2 node(s), never two domains in one batch')
+
+
+def test_batches_keep_the_domains_in_the_order_of_their_first_node():
+    hosts = ['node01', 'node02', 'node03', 'node04']
+    plan = domain_batches(hosts, {'node01': 'B', 'node02': 'A', 'node03': 'B', 'node04': 'A'}, '50%')
+    assert plan['order'] == ['node01', 'node03', 'node02', 'node04']
+    assert plan['serial'] == [2, 2]
+    assert [b['domain'] for b in plan['batches']] == ['B', 'A']
+
+
+def test_batches_take_the_domains_in_the_order_given():
+    hosts = ['node01', 'node02', 'node03']
+    plan = domain_batches(hosts, {'node01': 'A', 'node02': 'B', 'node03': 'A'}, 5, ['B', 'C', 'A'])
+    assert (plan['order'], plan['serial'], list(plan['domains'])) == (['node02', 'node01', 'node03'], [1, 2], ['B', 'A'])
