@@ -27,6 +27,8 @@ ARGUMENT_SPEC = dict(
     nodes=dict(type='list', elements='str'),
     active=dict(type='list', elements='str'),
     results=dict(type='dict', default={}),
+    failed=dict(type='list', elements='str'),
+    max_lost=dict(type='raw', default=0),
 )
 REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': ()}
 
@@ -51,6 +53,9 @@ class ActionModule(ActionBase):
         args['check_mode'] = bool(self._play_context.check_mode)
         args['nodes'] = args['nodes'] if args['nodes'] is not None else list(task_vars.get('ansible_play_hosts_all') or [])
         args['active'] = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        if args['failed'] is None and isinstance(task_vars.get('ansible_failed_hosts'), list):
+            # the nodes a task failed on, as the strategy counts them; the others that dropped out were unreachable
+            args['failed'] = list(task_vars['ansible_failed_hosts'])
         try:
             args['run_id'] = store.check_run_id(args['run_id'])
             if args['stage'] is not None:
@@ -90,11 +95,14 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _verdict(args, task_vars):
+        problems = gate.lost_problems(args['max_lost'])
+        if problems:
+            raise AnsibleActionFail('stage_gate: %s.' % problems[0])
         outcome = gate.verdict(args['run_dir'], args['run_id'], args['stage'], args['role'], args['nodes'],
-                               args['active'])
+                               args['active'], failed=args['failed'], max_lost=args['max_lost'])
         document = store.summary(args['run_dir'], args['run_id'], args['nodes'], args['check_mode'])
         out = dict(changed=False, summary=store.write_summary(args['run_dir'], document),
-                   failures=outcome['failures'], msg=outcome['msg'])
+                   failures=outcome['failures'], lost=outcome['lost'], msg=outcome['msg'])
         if outcome['warnings']:
             out['warnings'] = outcome['warnings']
         if not outcome['passed']:

@@ -28,7 +28,9 @@ description:
     never the facts of other nodes. It fails, with one message that names every failing node and NPU, when a record
     holds a failure, when a node that is still in the play has no record of this stage in this run's store (or a
     record of another run, which is never used), and when a node of the play dropped out (unreachable, or a task
-    failed on it). It writes C(<run_dir>/summary.json) from every record of the run.
+    failed on it) - unless O(max_lost) lets the run lose it; a node that dropped out unreachable (not in O(failed))
+    is then named once as a warning and kept in C(<run_dir>/nodes/<node>/lost.json) while the run's lost nodes are no
+    more than the limit. It writes C(<run_dir>/summary.json) from every record of the run.
   - O(step=summary) (once) writes the records of O(results) first, then C(<run_dir>/summary.json), and returns it
     with one line per node per stage.
   - It runs inside the controller's Ansible process and never connects to the node. Records and the summary are
@@ -74,6 +76,20 @@ options:
     description: The nodes still in the play; default C(ansible_play_hosts). A node of O(nodes) not in it is lost.
     type: list
     elements: str
+  failed:
+    description:
+      - With O(step=verdict), the nodes a task failed on; the other nodes that dropped out of the play were unreachable.
+      - Default the strategy's list of failed hosts of the play (C(ansible_failed_hosts)); when there is none, every node
+        that dropped out counts as failed.
+    type: list
+    elements: str
+  max_lost:
+    description:
+      - With O(step=verdict), how many unreachable nodes the run may lose and go on without - a whole number, or a
+        percentage of O(nodes) such as V(5%) (C(npuops_max_lost_nodes)). V(0) (the default) - a lost node fails the
+        gate. Anything else fails the task with the rule.
+    type: raw
+    default: 0
   results:
     description:
       - "With O(step=summary), results that a PoD-wide step decided for some nodes,
@@ -180,6 +196,11 @@ failures:
   description:
     - With O(step=verdict), the message of every failure of the stage over the PoD, lost nodes and missing records
       included. The warnings are shown as warnings; every finding is in the records.
+  returned: step is verdict
+  type: list
+  elements: str
+lost:
+  description: With O(step=verdict), the nodes lost at this gate (named in its warnings, recorded as lost).
   returned: step is verdict
   type: list
   elements: str

@@ -25,6 +25,7 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL
 SCHEMA = 'npuops.ascend/stage-record'
 POD_SCHEMA = 'npuops.ascend/pod-record'
 CHECK_SCHEMA = 'npuops.ascend/check-record'
+LOST_SCHEMA = 'npuops.ascend/lost-node'
 VERSION = 1
 STATUSES = ('passed', 'failed', 'skipped', 'stopped')
 RECORD_KEYS = ('schema', 'version', 'run', 'node', 'stage', 'role', 'status', 'check_mode', 'time', 'failures',
@@ -292,7 +293,8 @@ def _with_pod(entry, node, pod):
 
 def summary(run_dir, run_id, nodes, check_mode=False):
     """The run's ``summary.json``: ``{run, check_mode, nodes: {node: {stageN: {stage, role, status, failures,
-    warnings}}}}`` from the records in the store (a stage's PoD findings that name a node count for that node)."""
+    warnings}}}}`` from the records in the store (a stage's PoD findings that name a node count for that node), and
+    ``lost: {node: {stage, role}}`` when nodes were lost and the run went on without them (npuops_max_lost_nodes)."""
     out, pods = {}, {}
     for node in nodes or []:
         entries = {}
@@ -302,7 +304,12 @@ def summary(run_dir, run_id, nodes, check_mode=False):
             entry = {name: record[name] for name in ('stage', 'role', 'status', 'failures', 'warnings')}
             entries[key] = _with_pod(entry, str(node), pods[record['stage']])
         out[str(node)] = entries
-    return {'run': run_id, 'check_mode': bool(check_mode), 'nodes': out}
+    lost = dict((node, {'stage': record['stage'], 'role': record['role']})
+                for node, record in read_lost(run_dir, run_id, [str(n) for n in nodes or []]).items())
+    document = {'run': run_id, 'check_mode': bool(check_mode), 'nodes': out}
+    if lost:
+        document['lost'] = lost
+    return document
 
 
 def check_path(run_dir, node, stage):
@@ -355,6 +362,37 @@ def read_checks(run_dir, run_id, nodes, stage):
             problem = 'the check record of stage %d in the run store (%s) %s' % (stage, path, problem)
         problems[node] = problem
     return records, problems
+
+
+def lost_path(run_dir, node):
+    return os.path.join(node_dir(run_dir, node), 'lost.json')
+
+
+def make_lost(run_id, node, stage, role, now=None):
+    """The record of a node lost (unreachable) before the gate of ``stage``; the run went on without it."""
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    return {'schema': LOST_SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'node': check_node(node),
+            'stage': check_stage(stage), 'role': str(role or ''), 'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ')}
+
+
+def write_lost(run_dir, record):
+    """Write a lost-node record atomically to ``<run dir>/nodes/<node>/lost.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    _own_dir(os.path.join(run_dir, 'nodes'))
+    _own_dir(node_dir(run_dir, record['node']))
+    return write_json(lost_path(run_dir, record['node']), record)
+
+
+def read_lost(run_dir, run_id, nodes):
+    """The lost-node records of this run for ``nodes``: ``{node: record}``; a record of another run, or one that is not
+    a lost-node record, is not used (the node is not known as lost)."""
+    out = {}
+    for node in nodes or []:
+        record, problem = _load(lost_path(run_dir, node))
+        if problem is None and _header_problem(record, LOST_SCHEMA, 'lost-node record', run_id) is None \
+                and record.get('node') == node:
+            out[node] = record
+    return out
 
 
 def write_summary(run_dir, document):

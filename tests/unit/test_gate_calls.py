@@ -84,6 +84,8 @@ def test_every_stage_role_ends_with_a_verdict_over_the_records_that_stops_every_
         assert task.get("run_once") is True and task.get("any_errors_fatal") is True, (role, path, task.get("name"))
         args = task["npuops.ascend.stage_gate"]
         assert args["run_dir"] == "{{ gate_run_dir }}" and args["run_id"] == "{{ gate_run_id }}", (role, path, args)
+        # every verdict tells a node lost below npuops_max_lost_nodes from one that failed
+        assert args.get("max_lost") == "{{ npuops_max_lost_nodes }}", (role, path, task.get("name"))
 
 
 @pytest.mark.parametrize("path,name,action,args,task_vars", CALLS, ids=["%s: %s" % (c[0], c[1]) for c in CALLS])

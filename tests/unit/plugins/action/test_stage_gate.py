@@ -43,6 +43,10 @@ PLAY = """\
         name: npuops.ascend.gate
         tasks_from: run
 
+    - name: Every node is reached (an unreachable node drops out here)
+      ansible.builtin.ping:
+      when: reach | default(false) | bool
+
     - name: A node drops out before the gate
       ansible.builtin.fail:
         msg: lost on the way
@@ -71,8 +75,8 @@ PLAY = """\
 """
 
 
-def run(tmp_path, findings, *extra):
-    (tmp_path / 'inventory.ini').write_text(INVENTORY)
+def run(tmp_path, findings, *extra, inventory=INVENTORY):
+    (tmp_path / 'inventory.ini').write_text(inventory)
     (tmp_path / 'play.yml').write_text(PLAY % {'reports': tmp_path / 'reports', 'findings': findings})
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_RETRY_FILES_ENABLED='false',
                ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', ANSIBLE_STDOUT_CALLBACK='default')
@@ -154,3 +158,38 @@ def test_the_action_refuses_a_bad_run_id_itself(tmp_path):
     from ansible_collections.npuops.ascend.plugins.plugin_utils import store
     with pytest.raises(store.StoreError, match="the run id '../x' cannot name a run directory"):
         store.check_run_id('../x')
+
+
+# node03 listens nowhere (port 9 of the loopback address refuses): it is unreachable at the first task that connects
+UNREACHABLE = INVENTORY.replace('node03\n', 'node03 ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=9\n', 1)
+
+
+def test_a_node_lost_below_npuops_max_lost_nodes_is_named_once_and_the_run_goes_on(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'reach=true', '-e', 'npuops_max_lost_nodes=1', inventory=UNREACHABLE)
+    assert proc.returncode == 4, out  # Ansible's code for a run with an unreachable host
+    assert out.count('node03: lost before the gate of stage 3 (hccl_bench): unreachable; the run goes on without it '
+                     '(1 of at most 1 lost node(s), npuops_max_lost_nodes)') == 1, out
+    summary = load(tmp_path / 'reports' / 'R1' / 'summary.json')
+    assert summary['lost'] == {'node03': {'stage': 3, 'role': 'hccl_bench'}}
+    assert summary['nodes']['node01']['stage3']['status'] == 'passed'
+    assert 'node03       lost before the gate of stage3 hccl_bench (unreachable); the run went on without it' in out
+
+
+def test_without_npuops_max_lost_nodes_an_unreachable_node_fails_the_gate(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'reach=true', inventory=UNREACHABLE)
+    assert proc.returncode == 4, out  # a host was unreachable (and the gate failed)
+    assert 'fatal: [node01]: FAILED!' in out
+    assert 'Stage 3 (hccl_bench) gate failed on 1 node(s) (node03): node03: the node dropped out before the gate' in out
+    assert 'lost' not in load(tmp_path / 'reports' / 'R1' / 'summary.json')
+
+
+def test_a_node_a_task_failed_on_is_not_lost_whatever_npuops_max_lost_nodes(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'drop=true', '-e', 'npuops_max_lost_nodes=2')
+    assert proc.returncode == 2, out
+    assert 'Stage 3 (hccl_bench) gate failed on 1 node(s) (node03): node03: the node dropped out before the gate' in out
+
+
+def test_a_bad_npuops_max_lost_nodes_stops_the_gate_with_the_rule(tmp_path):
+    proc, out = run(tmp_path, "{{ [] }}", '-e', 'npuops_max_lost_nodes=some')
+    assert proc.returncode == 2, out
+    assert "stage_gate: npuops_max_lost_nodes 'some' is not a number of nodes: give a whole number from 0" in out

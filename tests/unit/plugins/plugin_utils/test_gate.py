@@ -6,7 +6,14 @@ import pytest
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils import store
-from ansible_collections.npuops.ascend.plugins.plugin_utils.gate import gate_message, lost_node_finding, summary_lines, verdict
+from ansible_collections.npuops.ascend.plugins.plugin_utils.gate import (
+    gate_message,
+    lost_limit,
+    lost_node_finding,
+    lost_problems,
+    summary_lines,
+    verdict,
+)
 from ansible_collections.npuops.ascend.plugins.plugin_utils.health import health_findings
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils import node_reads
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.node_reads import LINK_DOWN, ports_read
@@ -107,3 +114,87 @@ def test_the_verdict_passes_on_records_without_failures_and_stops_on_a_foreign_p
     store.write_pod_record(run_dir, store.make_pod_record('R0', 0, 'health_check', []))
     with pytest.raises(store.StoreError, match='stage 0 .health_check.: the PoD record of stage 0 .* is of run R0'):
         verdict(run_dir, 'R1', 0, 'health_check', ['node01', 'node02'], ['node01', 'node02'])
+
+
+# ---- lost nodes (npuops_max_lost_nodes) ------------------------------------------------------------------------------
+
+FOUR = ['node01', 'node02', 'node03', 'node04']
+
+
+def recorded(run_dir, stage, role, nodes):
+    for node in nodes:
+        store.write_record(run_dir, store.make_record('R1', node, stage, role, []))
+
+
+@pytest.mark.parametrize('value, total, limit', [
+    (0, 10, 0), ('0', 10, 0), ('0%', 10, 0), (1, 10, 1), ('2', 10, 2), ('25%', 10, 2), ('5%', 10, 0), ('100%', 3, 3),
+    ('x', 10, 0), (None, 10, 0)])
+def test_lost_limit(value, total, limit):
+    assert lost_limit(value, total) == limit
+
+
+@pytest.mark.parametrize('value, ok', [
+    (0, True), ('3', True), (' 5% ', True), ('100%', True), ('0%', True), ('101%', False), (-1, False), ('-1', False),
+    ('1.5', False), ('x', False), (True, False), (None, False), ('5 %', True), ('%', False)])
+def test_lost_problems(value, ok):
+    problems = lost_problems(value)
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert problems[0].startswith('npuops_max_lost_nodes %r is not a number of nodes: give a whole number from 0' % (value,))
+
+
+def test_without_a_limit_a_lost_node_fails_the_gate_as_before(tmp_path):
+    run_dir = str(tmp_path / 'R1')
+    recorded(run_dir, 0, 'health_check', FOUR[:3])
+    outcome = verdict(run_dir, 'R1', 0, 'health_check', FOUR, FOUR[:3], failed=[], max_lost=0)
+    assert outcome['passed'] is False and outcome['lost'] == []
+    assert outcome['msg'].endswith('node04: the node dropped out before the gate (unreachable, or a task failed on it); '
+                                   'see the errors above')
+    assert store.read_lost(run_dir, 'R1', FOUR) == {}
+
+
+def test_a_node_lost_below_the_limit_is_named_once_and_the_run_goes_on(tmp_path):
+    run_dir = str(tmp_path / 'R1')
+    recorded(run_dir, 0, 'health_check', FOUR[:3])
+    outcome = verdict(run_dir, 'R1', 0, 'health_check', FOUR, FOUR[:3], failed=[], max_lost=1)
+    assert outcome['passed'] is True and outcome['lost'] == ['node04']
+    assert outcome['msg'] == 'Stage 0 (health_check) gate passed on 3 node(s).'
+    assert outcome['warnings'] == ['node04: lost before the gate of stage 0 (health_check): unreachable; the run goes on '
+                                   'without it (1 of at most 1 lost node(s), npuops_max_lost_nodes)']
+    assert store.read_lost(run_dir, 'R1', FOUR)['node04']['stage'] == 0
+    # the next stage's gate: still out of the play, already named
+    recorded(run_dir, 2, 'version_check', FOUR[:3])
+    outcome = verdict(run_dir, 'R1', 2, 'version_check', FOUR, FOUR[:3], failed=[], max_lost=1)
+    assert (outcome['passed'], outcome['warnings'], outcome['lost']) == (True, [], [])
+    document = store.summary(run_dir, 'R1', FOUR)
+    assert document['lost'] == {'node04': {'stage': 0, 'role': 'health_check'}}
+    assert [line for line in summary_lines(document) if 'lost' in line] == [
+        'node04       lost before the gate of stage0 health_check (unreachable); the run went on without it']
+
+
+def test_more_lost_nodes_than_the_limit_stop_the_run_naming_them(tmp_path):
+    run_dir = str(tmp_path / 'R1')
+    recorded(run_dir, 0, 'health_check', FOUR[:2])
+    outcome = verdict(run_dir, 'R1', 0, 'health_check', FOUR, FOUR[:2], failed=[], max_lost='25%')
+    assert outcome['passed'] is False and outcome['lost'] == []
+    assert outcome['msg'] == ('Stage 0 (health_check) gate failed on 2 node(s) (node03, node04): node03, node04: 2 node(s) '
+                              'lost (node03, node04), more than npuops_max_lost_nodes allows (1 of 4 node(s)); the run stops')
+    assert store.read_lost(run_dir, 'R1', FOUR) == {}
+
+
+def test_a_node_a_task_failed_on_is_never_a_lost_node(tmp_path):
+    run_dir = str(tmp_path / 'R1')
+    recorded(run_dir, 1, 'baseline', FOUR[:3])
+    outcome = verdict(run_dir, 'R1', 1, 'baseline', FOUR, FOUR[:3], failed=['node04'], max_lost=2)
+    assert outcome['passed'] is False and outcome['lost'] == []
+    assert 'node04: the node dropped out before the gate' in outcome['msg']
+    # unknown failed hosts: every node that dropped out counts as failed
+    outcome = verdict(run_dir, 'R1', 1, 'baseline', FOUR, FOUR[:3], failed=None, max_lost=2)
+    assert outcome['passed'] is False
+
+
+def test_a_lost_record_of_another_run_is_not_used(tmp_path):
+    run_dir = str(tmp_path / 'R1')
+    store.write_lost(run_dir, store.make_lost('R0', 'node04', 0, 'health_check'))
+    assert store.read_lost(run_dir, 'R1', ['node04']) == {}
+    assert 'lost' not in store.summary(run_dir, 'R1', FOUR)
