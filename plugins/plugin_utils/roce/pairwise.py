@@ -164,9 +164,7 @@ def pairwise_culprit(results, threshold):
         common = set(slow[0]['hosts']) if slow else set()
         for pair in slow[1:]:
             common &= set(pair['hosts'])
-        suspects = (_in_order(hosts, common - cleared)
-                    or _in_order(hosts, set(h for p in slow for h in p['hosts']) - cleared))
-        suspects = sorted(suspects)
+        suspects = sorted(common - cleared) or sorted(set(h for p in slow for h in p['hosts']) - cleared)
     culprit = culprits[0] if len(culprits) == 1 else (suspects[0] if len(suspects) == 1 and not paths else None)
     if culprit and not culprits:
         culprits = [culprit]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 
 import pytest
 
@@ -40,6 +41,21 @@ def hccl_test(tmp_path):
     path.write_text('#!/bin/sh\n')
     path.chmod(0o755)
     return str(path)
+
+
+@pytest.fixture
+def hostfiles(monkeypatch, tmp_path):
+    """The paths of the temporary hostfiles the module makes (in tmp_path), in the order made."""
+    made = []
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(**kwargs):
+        handle, path = real_mkstemp(dir=str(tmp_path), **kwargs)
+        made.append(path)
+        return handle, path
+
+    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+    return made
 
 
 def argv(test, *extra, ranks=8, env=()):
@@ -144,16 +160,8 @@ def test_check_mode_is_skipped_without_any_call(run_module, hccl_test):
                           'msg': 'hccl_bench did not run: a measurement is skipped in check mode.'}
 
 
-def test_across_hosts_with_a_temporary_hostfile(run_module, hccl_test, monkeypatch, tmp_path):
-    made = []
-    real_mkstemp = tempfile.mkstemp
-
-    def mkstemp(**kwargs):
-        handle, path = real_mkstemp(dir=str(tmp_path), **kwargs)
-        made.append(path)
-        return handle, path
-
-    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+def test_across_hosts_with_a_temporary_hostfile(run_module, hccl_test, hostfiles):
+    made = hostfiles
     seen = {}
 
     def mpirun(call):
@@ -179,16 +187,8 @@ def test_across_hosts_with_a_temporary_hostfile(run_module, hccl_test, monkeypat
     assert res.result['below_band'] is True
 
 
-def test_the_hostfile_is_deleted_when_the_run_fails(run_module, hccl_test, monkeypatch, tmp_path):
-    made = []
-    real_mkstemp = tempfile.mkstemp
-
-    def mkstemp(**kwargs):
-        handle, path = real_mkstemp(dir=str(tmp_path), **kwargs)
-        made.append(path)
-        return handle, path
-
-    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+def test_the_hostfile_is_deleted_when_the_run_fails(run_module, hccl_test, hostfiles):
+    made = hostfiles
     options = {'hccl_test_path': hccl_test, 'hosts': ['node01', 'node02']}
     res = run_module(hccl_bench, options, {INFO: (0, INFO_IDLE, '')}, bin_paths={'mpirun': MPIRUN},
                      default=lambda call: (1, '', GETHOSTBYNAME))
@@ -391,18 +391,8 @@ def test_mode_torch_without_torchrun(run_module):
 
 # ---- host_groups: several runs across nodes at once -----------------------------------------------------------------
 
-def test_host_groups_run_at_once_each_with_its_hostfile_and_result(run_module, hccl_test, monkeypatch, tmp_path):
-    import threading
-
-    made = []
-    real_mkstemp = tempfile.mkstemp
-
-    def mkstemp(**kwargs):
-        handle, path = real_mkstemp(dir=str(tmp_path), **kwargs)
-        made.append(path)
-        return handle, path
-
-    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+def test_host_groups_run_at_once_each_with_its_hostfile_and_result(run_module, hccl_test, hostfiles):
+    made = hostfiles
     together = threading.Barrier(3, timeout=10)  # broken (and the test failed) unless the three runs are under way at once
     seen = {}
 
