@@ -63,4 +63,8 @@ attributes:
     support: full
     details:
       - Never reports a change.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs on the controller only.
 """

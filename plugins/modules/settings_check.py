@@ -40,11 +40,6 @@ options:
 extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.attributes.controller
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on the controller only.
 """
 
 EXAMPLES = r"""

@@ -103,11 +103,6 @@ extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.run_store
   - npuops.ascend.attributes.controller
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on the controller only.
 seealso:
   - module: npuops.ascend.report_files
 """

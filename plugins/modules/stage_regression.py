@@ -106,11 +106,6 @@ extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.run_store
   - npuops.ascend.attributes.controller
-attributes:
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on the controller only.
 seealso:
   - module: npuops.ascend.stage_baseline
   - module: npuops.ascend.stage_gate
