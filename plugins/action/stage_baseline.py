@@ -19,7 +19,7 @@ from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.npuops.ascend.plugins.action.stage_bench import shown, write_node_report
-from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'baseline'
@@ -89,7 +89,7 @@ class ActionModule(StageAction):
         return out
 
     def step_runs(self, args, run_id, task_vars):
-        active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         try:
             checked = bench.baseline_measure(args['results'], host=args['host'], warmup=args['warmup'],
                                              seq_length=args['seq_length'], peak_tflops=args['peak_tflops'],

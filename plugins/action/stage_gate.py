@@ -13,10 +13,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, parts, store
 
 ARGUMENT_SPEC = dict(
-    step=dict(type='str', required=True, choices=['record', 'read', 'pod', 'verdict', 'summary']),
+    step=dict(type='str', required=True, choices=['record', 'read', 'pod', 'verdict', 'summary', 'plan']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     stage=dict(type='int'),
@@ -29,8 +29,10 @@ ARGUMENT_SPEC = dict(
     results=dict(type='dict', default={}),
     failed=dict(type='list', elements='str'),
     max_lost=dict(type='raw', default=0),
+    write_summary=dict(type='bool'),
+    part=dict(type='str', choices=['all', 'nodes', 'pod']),
 )
-REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': ()}
+REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': (), 'plan': ()}
 
 
 class ActionModule(ActionBase):
@@ -51,8 +53,14 @@ class ActionModule(ActionBase):
         if missing:
             raise AnsibleActionFail('stage_gate: step %s needs %s' % (args['step'], ', '.join(missing)))
         args['check_mode'] = bool(self._play_context.check_mode)
-        args['nodes'] = args['nodes'] if args['nodes'] is not None else list(task_vars.get('ansible_play_hosts_all') or [])
-        args['active'] = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        try:
+            if args['part'] is None:  # the run's part (npuops_run_part) unless the task says
+                args['part'] = parts.run_part(task_vars)
+            play = parts.play_nodes(dict(task_vars, npuops_run_part=args['part']))
+        except parts.PartError as exc:
+            raise AnsibleActionFail('stage_gate: %s.' % exc) from exc
+        args['nodes'] = args['nodes'] if args['nodes'] is not None else play[0]
+        args['active'] = args['active'] if args['active'] is not None else play[1]
         if args['failed'] is None and isinstance(task_vars.get('ansible_failed_hosts'), list):
             # the nodes a task failed on, as the strategy counts them; the others that dropped out were unreachable
             args['failed'] = list(task_vars['ansible_failed_hosts'])
@@ -79,9 +87,10 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _read(args, task_vars):
-        records, problems = store.read_stage(args['run_dir'], args['run_id'], args['active'], args['stage'])
-        data = dict((node, records[node].get('data') or {}) for node in args['active'] if node in records)
-        msg = 'read the stage %d records of %d of %d node(s)' % (args['stage'], len(records), len(args['active']))
+        active = store.without_lost(args['run_dir'], args['run_id'], args['active'])
+        records, problems = store.read_stage(args['run_dir'], args['run_id'], active, args['stage'])
+        data = dict((node, records[node].get('data') or {}) for node in active if node in records)
+        msg = 'read the stage %d records of %d of %d node(s)' % (args['stage'], len(records), len(active))
         return dict(changed=False, records=records, data=data, missing=[p['host'] for p in problems], msg=msg)
 
     @staticmethod
@@ -100,14 +109,42 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail('stage_gate: %s.' % problems[0])
         outcome = gate.verdict(args['run_dir'], args['run_id'], args['stage'], args['role'], args['nodes'],
                                args['active'], failed=args['failed'], max_lost=args['max_lost'])
-        document = store.summary(args['run_dir'], args['run_id'], args['nodes'], args['check_mode'])
-        out = dict(changed=False, summary=store.write_summary(args['run_dir'], document),
-                   failures=outcome['failures'], lost=outcome['lost'], msg=outcome['msg'])
+        out = dict(changed=False, failures=outcome['failures'], lost=outcome['lost'], msg=outcome['msg'])
+        # a node part (npuops_run_part=nodes) sees only its slice: the PoD part writes the run's summary
+        if args['write_summary'] if args['write_summary'] is not None else args['part'] != 'nodes':
+            document = store.summary(args['run_dir'], args['run_id'], args['nodes'], args['check_mode'])
+            out['summary'] = store.write_summary(args['run_dir'], document)
         if outcome['warnings']:
             out['warnings'] = outcome['warnings']
         if not outcome['passed']:
             out['failed'] = True
         return out
+
+    @staticmethod
+    def _plan(args, task_vars):
+        """The run's plan: the nodes of the PoD. A part that sees the whole inventory (part all or pod) writes it; a node
+        part reads it (its play holds only its slice), fails on another run's plan or a node outside it, and goes on
+        without one (the node part of stage 0 comes first)."""
+        if args['part'] != 'nodes':
+            record = store.make_plan(args['run_id'], args['nodes'])
+            path = store.write_plan(args['run_dir'], record)
+            return dict(changed=False, plan=record, path=path,
+                        msg='recorded the plan of run %s: %d node(s)' % (args['run_id'], len(record['nodes'])))
+        record, problem = store.read_plan(args['run_dir'], args['run_id'])
+        if problem:
+            raise AnsibleActionFail('stage_gate: %s. Every part of a run in parts uses the same npuops_run_id and '
+                                    'report directory; a plan of another run is never used.' % problem)
+        if record is None:  # the node part of stage 0 comes before any PoD part: nothing to check the slice against yet
+            return dict(changed=False, plan=None, path=store.plan_path(args['run_dir']),
+                        msg='run %s has no plan yet (the PoD part of stage 0 writes it)' % args['run_id'])
+        outside = [node for node in args['nodes'] if node not in record['nodes']]
+        if outside:
+            raise AnsibleActionFail('stage_gate: %s are not nodes of the plan of run %s (%s): a node part runs on a '
+                                    'slice of the PoD the plan was written for; use the same inventory.'
+                                    % (', '.join(outside), args['run_id'], store.plan_path(args['run_dir'])))
+        return dict(changed=False, plan=record, path=store.plan_path(args['run_dir']),
+                    msg='read the plan of run %s: %d node(s), %d in this part'
+                    % (args['run_id'], len(record['nodes']), len(args['nodes'])))
 
     @staticmethod
     def _summary(args, task_vars):

@@ -22,7 +22,7 @@ from ansible.plugins.filter.core import to_nice_json
 from ansible.template import trust_as_template
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import health, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import health, parts, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'health_check'
@@ -166,7 +166,7 @@ class ActionModule(StageAction):
         return self._write_report(run_dir, node, run_id, parts, own, pod_findings, task_vars)
 
     def step_pod(self, args, run_id, task_vars):
-        active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         records, problems = store.read_stage(args['run_dir'], run_id, active, STAGE)
         findings = []
         if args['ports']:

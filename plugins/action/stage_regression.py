@@ -20,7 +20,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, regression, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, regression, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'regression'
@@ -87,7 +87,7 @@ class ActionModule(StageAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def step_compare(self, args, run_id, task_vars):
-        active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         baseline = args['baseline'] or {}
         # the stage 1 run the baseline comes from (None when the baseline was not kept by this run), else its path
         baseline_run = baseline.get('run', args['baseline_path'])

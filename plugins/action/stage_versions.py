@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils import store, versions
+from ansible_collections.npuops.ascend.plugins.plugin_utils import parts, store, versions
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'version_check'
@@ -65,7 +65,7 @@ class ActionModule(StageAction):
         return out
 
     def step_pod(self, args, run_id, task_vars):
-        active = args['active'] if args['active'] is not None else list(task_vars.get('ansible_play_hosts') or [])
+        active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         records, dummy = store.read_stage(args['run_dir'], run_id, active, STAGE)
         previous, problem = versions.read_history(args['history']) if args['history'] else ({}, None)
         part = versions.pod_part(records, active, previous)

@@ -30,7 +30,13 @@ description:
     record of another run, which is never used), and when a node of the play dropped out (unreachable, or a task
     failed on it) - unless O(max_lost) lets the run lose it; a node that dropped out unreachable (not in O(failed))
     is then named once as a warning and kept in C(<run_dir>/nodes/<node>/lost.json) while the run's lost nodes are no
-    more than the limit. It writes C(<run_dir>/summary.json) from every record of the run.
+    more than the limit. A node with a lost-node record of this run stays lost at every later gate, also in a part of
+    the run that never connected to it. It writes C(<run_dir>/summary.json) from every record of the run, except in a
+    node part (O(write_summary)).
+  - O(step=plan) (once) writes the plan of the run (C(<run_dir>/pod/plan.json), the nodes of the PoD, O(nodes)) in a
+    part that sees the whole inventory (O(part) V(all) or V(pod)); in a node part (O(part=nodes)), whose play holds
+    only its slice of the PoD, it reads the plan (none yet before the PoD part of the first stage ran) and fails on the
+    plan of another run or when a node of the play is not in it.
   - O(step=summary) (once) writes the records of O(results) first, then C(<run_dir>/summary.json), and returns it
     with one line per node per stage.
   - It runs inside the controller's Ansible process and never connects to the node. Records and the summary are
@@ -42,7 +48,7 @@ options:
     description: What to do; see the description.
     type: str
     required: true
-    choices: [record, read, pod, verdict, summary]
+    choices: [record, read, pod, verdict, summary, plan]
   stage:
     description: The stage number, 0-9. Required by every step but O(step=summary).
     type: int
@@ -90,6 +96,18 @@ options:
         gate. Anything else fails the task with the rule.
     type: raw
     default: 0
+  part:
+    description:
+      - The part of the run this task is in (C(npuops_run_part)) - V(all) one run over the PoD, V(nodes) the node part of
+        a stage on one slice of the PoD, V(pod) the PoD part over the whole PoD. Default the variable C(npuops_run_part),
+        else V(all).
+    type: str
+    choices: [all, nodes, pod]
+  write_summary:
+    description:
+      - With O(step=verdict), write C(<run_dir>/summary.json). Default true, but false in a node part (O(part=nodes)),
+        which sees only its slice; the PoD part writes the summary of every node.
+    type: bool
   results:
     description:
       - "With O(step=summary), results that a PoD-wide step decided for some nodes,
@@ -183,8 +201,8 @@ missing:
   type: list
   elements: str
 path:
-  description: The file written (the record, or the summary).
-  returned: step is record, pod or summary
+  description: The file written (the record, or the summary), or the run plan read (O(step=plan) in a node part).
+  returned: step is record, pod, summary or plan
   type: str
   sample: /srv/npuops-reports/20261205T101500Z/nodes/node01/stage0.json
 failures:
@@ -199,9 +217,19 @@ lost:
   returned: step is verdict
   type: list
   elements: str
+plan:
+  description: With O(step=plan), the run's plan - C({schema, version, run, nodes, time}).
+  returned: step is plan
+  type: dict
+  sample:
+    schema: npuops.ascend/run-plan
+    version: 1
+    run: pod-20261205
+    nodes: [node01, node02, node03, node04]
+    time: "2026-12-05T10:15:02Z"
 summary:
-  description: The path of C(summary.json) (O(step=verdict)), or its content (O(step=summary)).
-  returned: step is verdict or summary
+  description: The path of C(summary.json) (O(step=verdict), unless in a node part), or its content (O(step=summary)).
+  returned: step is verdict (not in a node part) or summary
   type: raw
 lines:
   description: With O(step=summary), one line per node per stage, such as C(node01       stage0 health_check   passed).

@@ -89,7 +89,8 @@ def verdict(run_dir, run_id, stage, role, nodes, active, failed=None, max_lost=0
     findings, nodes, lost}``: ``findings`` every failure and warning, ``msg`` the gate's message (the same text the run
     stops with), ``lost`` the nodes lost at this gate.
     """
-    active = list(active or [])
+    # a node this run already lost (its lost-node record) stays lost, also in a PoD part that never connected to it
+    active = store.without_lost(run_dir, run_id, active)
     dropped = [node for node in nodes or [] if node not in active]
     failed = set(dropped if failed is None else failed)
     unreachable = [node for node in dropped if node not in failed]

@@ -1120,8 +1120,14 @@ def ports_to_check(check_ports, stage4_given, stage4_ports, read):
 
 
 def record_data(result, changed):
-    """The ``data`` of the node's record of stage 5: whether the file changed and what it holds."""
-    return {'changed': bool(changed), 'env': (result or {}).get('env') or []}
+    """The ``data`` of the node's record of stage 5: whether the file changed and what it holds, and for the report of
+    the PoD (which in the PoD part of a run in parts has only the records) the file's settings, HCCL_ALGO and the
+    advice."""
+    result = result or {}
+    settings = result.get('file') or {}
+    return {'changed': bool(changed), 'env': result.get('env') or [],
+            'file': dict((key, settings.get(key)) for key in ('path', 'owner', 'group', 'mode')),
+            'algo': result.get('algo'), 'advice': list(result.get('advice') or [])}
 
 
 def node_report(host, run_id, result, changed, findings):

@@ -395,6 +395,57 @@ def read_lost(run_dir, run_id, nodes):
     return out
 
 
+def without_lost(run_dir, run_id, nodes):
+    """``nodes`` without those this run already lost (a lost-node record of this run): the nodes a PoD step expects a
+    record of. A node lost in one part of a run in parts (npuops_run_part) is still in the PoD part's play, which never
+    connected to it; its lost-node record keeps it out there too."""
+    nodes = [str(node) for node in nodes or []]
+    lost = read_lost(run_dir, run_id, nodes)
+    return [node for node in nodes if node not in lost]
+
+
+PLAN_SCHEMA = 'npuops.ascend/run-plan'
+
+
+def plan_path(run_dir):
+    return os.path.join(run_dir, 'pod', 'plan.json')
+
+
+def make_plan(run_id, nodes, now=None):
+    """The plan of a run: the nodes of the whole PoD, written by a part of the run that sees the whole inventory (the
+    PoD part, or an unsliced run), read by the node parts, which see only their slice of it."""
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    names = [check_node(node) for node in nodes or []]
+    if not names:
+        raise StoreError('a run plan needs the nodes of the PoD; the play has none')
+    return {'schema': PLAN_SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'nodes': names,
+            'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ')}
+
+
+def write_plan(run_dir, record):
+    """Write the run plan atomically to ``<run dir>/pod/plan.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    _own_dir(os.path.join(run_dir, 'pod'))
+    return write_json(plan_path(run_dir), record)
+
+
+def read_plan(run_dir, run_id):
+    """``(plan, None)``, ``(None, None)`` when the run has no plan yet, or ``(None, problem)`` (another run's plan, a
+    file that is not a plan): never used then."""
+    path = plan_path(run_dir)
+    record, problem = _load(path)
+    if problem == 'missing':
+        return None, None
+    if problem is None:
+        problem = _header_problem(record, PLAN_SCHEMA, 'run plan', run_id)
+        if problem is None and not (isinstance(record.get('nodes'), list) and record['nodes']
+                                    and all(isinstance(node, str) for node in record['nodes'])):
+            problem = 'has no list of nodes'
+        if problem is None:
+            return record, None
+    return None, 'the run plan (%s) %s' % (path, problem)
+
+
 def write_summary(run_dir, document):
     """Write ``<run dir>/summary.json`` atomically; returns its path."""
     os.makedirs(run_dir, mode=0o755, exist_ok=True)

@@ -21,7 +21,12 @@ want="$(sha256sum requirements-dev.txt requirements.txt | sha256sum | cut -c1-16
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   rm -rf "$venv"
   "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r requirements-dev.txt -r requirements.txt
+  for attempt in 1 2 3; do  # a registry that drops a connection now and then must not fail make test
+    "$venv/bin/pip" install -q --disable-pip-version-check -r requirements-dev.txt -r requirements.txt && break
+    [ "$attempt" -lt 3 ] || exit 1
+    echo "core219: pip install failed (attempt $attempt of 3); trying again in 10 s" >&2
+    sleep 10
+  done
   echo "$want" > "$stamp"
 fi
 reqs=$("$venv/bin/python" -c 'import ansible_test, os; print(os.path.join(os.path.dirname(ansible_test.__file__), "_internal", "python_requirements.py"))')

@@ -65,6 +65,11 @@ done
 echo "== time per target:"
 for lane in "${lanes[@]}"; do grep -h '^== \[' "build/test-$lane.log"; done | grep -E 'passed|FAILED'
 if [ "${#failed[@]}" -gt 0 ]; then
+  # the end of a failed lane's log again, last: a CI page that keeps only the tail of the output still shows why
+  for lane in "${failed[@]}"; do
+    echo "== the last 60 lines of the failed lane $lane (build/test-$lane.log):"
+    tail -n 60 "build/test-$lane.log"
+  done
   echo "make test FAILED in lane(s): ${failed[*]} (see above, or build/test-<lane>.log)"
 fi
 exit "$status"

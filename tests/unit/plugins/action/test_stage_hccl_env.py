@@ -216,7 +216,9 @@ def test_the_node_step_writes_loads_reads_the_ports_and_records(tmp_path):
     assert result['findings'] == []
     record = read_json(tmp_path / RUN / 'nodes' / H / 'stage5.json')
     assert record == result['record'] and record['status'] == 'passed' and record['role'] == 'hccl_env'
-    assert record['data'] == {'changed': True, 'env': checked()['env']}
+    assert record['data'] == {'changed': True, 'env': checked()['env'], 'algo': checked()['algo'],
+                              'advice': checked()['advice'],
+                              'file': dict((key, checked()['file'][key]) for key in ('path', 'owner', 'group', 'mode'))}
     report = read_json(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H))
     assert report == hccl_env.node_report(H, RUN, checked(), True, [])
     with open(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H), encoding='utf-8') as handle:

@@ -1175,8 +1175,12 @@ def test_the_ports_checked_are_stage_4s_settings_when_given_else_the_read():
 
 def test_the_record_data_and_the_node_report():
     result = hccl_env(VALUES, CONTEXT, FILE)
-    assert hccl_env_module.record_data(result, 1) == {'changed': True, 'env': result['env']}
-    assert hccl_env_module.record_data(None, False) == {'changed': False, 'env': []}
+    data = hccl_env_module.record_data(result, 1)
+    assert data['changed'] is True and data['env'] == result['env']
+    assert data['file'] == dict((key, result['file'][key]) for key in ('path', 'owner', 'group', 'mode'))
+    assert data['algo'] == result['algo'] and data['advice'] == result['advice']
+    assert hccl_env_module.record_data(None, False) == {'changed': False, 'env': [], 'algo': None, 'advice': [],
+                                                        'file': {'path': None, 'owner': None, 'group': None, 'mode': None}}
     found = [{'host': H, 'check': 'x'}]
     assert hccl_env_module.node_report(H, 'R1', result, False, found) == {
         'host': H, 'run': 'R1', 'path': FILE['path'], 'file': result['file'], 'changed': False, 'env': result['env'],

@@ -1,0 +1,63 @@
+"""site.yml in parts (npuops_run_part), as the AWX workflow of docs/awx/site-workflow.yml runs it.
+
+tools/awx/run_in_parts.py plays the workflow on the session's PoD: the node part of each stage in 2 slices at once, each
+on an inventory pared down to its slice (AWX's rule), then the PoD part once. Stages 0-3, 8 and 9 (they change nothing
+on the nodes, so the PoD stays as the other tests expect it). The run's summary.json must be the one of the same stages
+in one run; a node part of stage 5 without the PoD part before it is refused.
+"""
+
+import json
+import os
+import subprocess
+
+from conftest import NODES, REPO
+
+STAGES = "0,1,2,3,8,9"
+
+
+def _run_in_parts(pod, run_id, stages, *extra):
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_FORKS="8")
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", subprocess.run(
+        [os.path.join(REPO, "tools", "dev", "collections_root.sh"), REPO], capture_output=True, text=True,
+        check=True).stdout.strip())
+    argv = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "awx", "run_in_parts.py"),
+            "-i", pod.inventory_dir, "--run-id", run_id, "--slices", "2", "--stages", stages,
+            "--log-dir", os.path.join(pod.reports, run_id + "-logs")] + list(extra)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=pod.reports, timeout=900, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _summary(pod, run_id):
+    with open(os.path.join(pod.reports, run_id, "summary.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    assert document.pop("run") == run_id
+    return document
+
+
+def test_a_run_in_parts_gives_the_summary_of_one_run(pod):
+    tags = ",".join("stage%s" % n for n in STAGES.split(","))
+    rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole"}, ["--tags", tags])
+    assert rc == 0, out[-3000:]
+
+    rc, out = _run_in_parts(pod, "parts", STAGES)
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines if line.startswith("stage")] == [
+        "stage0-nodes", "stage0-pod", "stage1-nodes", "stage1-pod", "stage2-nodes", "stage2-pod", "stage3-nodes",
+        "stage3-pod", "stage8-nodes", "stage8-pod", "stage9-pod"]
+    assert all("2 process(es) ok" in line for line in lines if "-nodes " in line), out
+    whole, parts = _summary(pod, "whole"), _summary(pod, "parts")
+    assert sorted(parts["nodes"]) == NODES
+    assert parts == whole
+    assert {entry["status"] for node in NODES for entry in parts["nodes"][node].values()} <= {"passed", "skipped"}
+    with open(os.path.join(pod.reports, "parts", "pod", "plan.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["nodes"] == NODES
+    # each slice saw one node: the node part's play held only its slice
+    log = open(os.path.join(pod.reports, "parts-logs", "stage0-nodes-slice1.log"), encoding="utf-8").read()
+    assert "%s " % NODES[0] in log and "%s " % NODES[1] not in log.split("PLAY RECAP")[-1]
+
+
+def test_a_node_part_of_stage_5_needs_the_pod_part_first(pod):
+    rc, out = _run_in_parts(pod, "parts-no-plan", "5")
+    assert rc != 0
+    assert "Stage 5 in a node part (npuops_run_part=nodes) needs the number of nodes of" in out, out
