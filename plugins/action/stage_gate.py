@@ -16,7 +16,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, parts, store
 
 ARGUMENT_SPEC = dict(
-    step=dict(type='str', required=True, choices=['record', 'read', 'pod', 'verdict', 'summary', 'plan']),
+    step=dict(type='str', required=True, choices=['record', 'read', 'pod', 'verdict', 'summary', 'plan', 'reached']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     stage=dict(type='int'),
@@ -32,7 +32,7 @@ ARGUMENT_SPEC = dict(
     write_summary=dict(type='bool'),
     part=dict(type='str', choices=['all', 'nodes', 'pod']),
 )
-REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': (), 'plan': ()}
+REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': (), 'plan': (), 'reached': ()}
 
 
 class ActionModule(ActionBase):
@@ -59,7 +59,13 @@ class ActionModule(ActionBase):
             play = parts.play_nodes(dict(task_vars, npuops_run_part=args['part']))
         except parts.PartError as exc:
             raise AnsibleActionFail('stage_gate: %s.' % exc) from exc
-        args['nodes'] = args['nodes'] if args['nodes'] is not None else play[0]
+        if args['nodes'] is None:
+            # the nodes of the play, and those of the PoD group this run lost in an earlier part or process (the
+            # plays leave them out; a gate still counts them against npuops_max_lost_nodes)
+            group = (task_vars.get('groups') or {}).get(task_vars.get('npuops_pod_group') or parts.DEFAULT_GROUP) or []
+            lost = store.read_lost(args['run_dir'], args['run_id'], [str(node) for node in group
+                                                                      if str(node) not in play[0]])
+            args['nodes'] = play[0] + [str(node) for node in group if str(node) in lost]
         args['active'] = args['active'] if args['active'] is not None else play[1]
         if args['failed'] is None and isinstance(task_vars.get('ansible_failed_hosts'), list):
             # the nodes a task failed on, as the strategy counts them; the others that dropped out were unreachable
@@ -145,6 +151,17 @@ class ActionModule(ActionBase):
         return dict(changed=False, plan=record, path=store.plan_path(args['run_dir']),
                     msg='read the plan of run %s: %d node(s), %d in this part'
                     % (args['run_id'], len(record['nodes']), len(args['nodes'])))
+
+    @staticmethod
+    def _reached(args, task_vars):
+        """The nodes the plays of this run go on with: the nodes of the play (in the PoD part, of the PoD group) without
+        those the run already lost (their lost-node records), so that no later part connects to them again."""
+        reached = store.without_lost(args['run_dir'], args['run_id'], args['nodes'])
+        lost = [node for node in args['nodes'] if node not in reached]
+        msg = ('%d node(s), %d lost by an earlier part of run %s (%s): left out' % (len(reached), len(lost),
+                                                                                   args['run_id'], ', '.join(lost))
+               if lost else '%d node(s), none lost' % len(reached))
+        return dict(changed=False, reached=reached, lost=lost, msg=msg)
 
     @staticmethod
     def _summary(args, task_vars):

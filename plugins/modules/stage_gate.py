@@ -37,6 +37,9 @@ description:
     part that sees the whole inventory (O(part) V(all) or V(pod)); in a node part (O(part=nodes)), whose play holds
     only its slice of the PoD, it reads the plan (none yet before the PoD part of the first stage ran) and fails on the
     plan of another run or when a node of the play is not in it.
+  - O(step=reached) (once) returns the nodes of O(nodes) this run goes on with (RV(reached)) and those it already lost
+    (RV(lost), their lost-node records). site.yml's settings play puts the first in the group its stage plays run on,
+    so that no later part of a run connects to a lost node again.
   - O(step=summary) (once) writes the records of O(results) first, then C(<run_dir>/summary.json), and returns it
     with one line per node per stage.
   - It runs inside the controller's Ansible process and never connects to the node. Records and the summary are
@@ -48,7 +51,7 @@ options:
     description: What to do; see the description.
     type: str
     required: true
-    choices: [record, read, pod, verdict, summary, plan]
+    choices: [record, read, pod, verdict, summary, plan, reached]
   stage:
     description: The stage number, 0-9. Required by every step but O(step=summary).
     type: int
@@ -75,7 +78,9 @@ options:
     type: dict
     default: {}
   nodes:
-    description: The nodes of the play; default C(ansible_play_hosts_all).
+    description:
+      - The nodes of the play; default C(ansible_play_hosts_all) (in the PoD part of a run in parts, the nodes of the PoD
+        group C(npuops_pod_group)) and the nodes of that group this run lost earlier (their lost-node records).
     type: list
     elements: str
   active:
@@ -213,8 +218,15 @@ failures:
   type: list
   elements: str
 lost:
-  description: With O(step=verdict), the nodes lost at this gate (named in its warnings, recorded as lost).
-  returned: step is verdict
+  description:
+    - With O(step=verdict), the nodes lost at this gate (named in its warnings, recorded as lost).
+    - With O(step=reached), the nodes of O(nodes) this run lost earlier.
+  returned: step is verdict or reached
+  type: list
+  elements: str
+reached:
+  description: With O(step=reached), the nodes of O(nodes) the run goes on with (no lost-node record of this run).
+  returned: step is reached
   type: list
   elements: str
 plan:

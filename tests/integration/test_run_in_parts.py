@@ -61,3 +61,45 @@ def test_a_node_part_of_stage_5_needs_the_pod_part_first(pod):
     rc, out = _run_in_parts(pod, "parts-no-plan", "5")
     assert rc != 0
     assert "Stage 5 in a node part (npuops_run_part=nodes) needs the number of nodes of" in out, out
+
+
+def test_a_node_lost_in_a_slice_is_named_once_and_a_stale_record_is_refused(pod):
+    from test_lost_nodes import _with_unreachable_node  # node03: an inventory host whose SSH port refuses
+
+    path = _with_unreachable_node(pod)
+    try:
+        rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole-lost", "npuops_max_lost_nodes": 1},
+                               ["--tags", "stage0,stage2"])
+        assert rc == 4, out[-3000:]
+        rc, out = _run_in_parts(pod, "parts-lost", "0,2", "--", "-e", "npuops_max_lost_nodes=1")
+        assert rc == 0, out
+        # slice 1 (node01, node03) lost node03 (exit code 4); the PoD part went on and judged the store
+        assert "stage0-nodes   Ascend PoD - node part     2 process(es) failed" in out and "rc 4" in out, out
+        assert "stage2-nodes   Ascend PoD - node part     2 process(es) ok" in out, out
+        whole, parts = _summary(pod, "whole-lost"), _summary(pod, "parts-lost")
+        assert parts["lost"] == {"node03": {"stage": 0, "role": "health_check"}}
+        assert parts == whole
+        logs = os.path.join(pod.reports, "parts-lost-logs")
+        named = [name for name in sorted(os.listdir(logs))
+                 if "lost before the gate of stage 0 (health_check)" in open(os.path.join(logs, name)).read()]
+        assert named == ["stage0-nodes-slice1.log"]  # named once, by the part that lost it
+        later = open(os.path.join(logs, "stage2-nodes-slice1.log"), encoding="utf-8").read()
+        recap = [line.split() for line in later.split("PLAY RECAP")[-1].splitlines() if line.startswith("node03 ")]
+        assert recap and "unreachable=0" in recap[0] and "failed=0" in recap[0], later[-2000:]  # never connected again
+        assert "TASK [npuops.ascend.version_check" in later and "[node03]" not in later.split("Stage 2 - ")[-1]
+
+        # a record of another run in the store: the PoD part's gate refuses it, naming the node
+        record = os.path.join(pod.reports, "parts-lost", "nodes", NODES[1], "stage2.json")
+        with open(record, encoding="utf-8") as handle:
+            stale = json.load(handle)
+        stale["run"] = "older-run"
+        with open(record, "w", encoding="utf-8") as handle:
+            json.dump(stale, handle)
+        rc, out = _run_in_parts(pod, "parts-lost", "2", "--start-at", "stage2-pod", "--", "-e",
+                                "npuops_max_lost_nodes=1")
+        assert rc == 2, out
+        log = " ".join(open(os.path.join(pod.reports, "parts-lost-logs", "stage2-pod.log"), encoding="utf-8").read().split())
+        assert "Stage 2 (version_check) gate failed" in log, log[-3000:]
+        assert ("is of run older-run, not of this run parts-lost: a record of another run is never used" in log), log[-3000:]
+    finally:
+        os.remove(path)

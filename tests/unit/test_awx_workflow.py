@@ -40,6 +40,13 @@ def test_the_workflow_runs_every_stage_of_site_yml_once_in_order_and_slices_only
         assert (template['job_slice_count'] > 1) == (part == 'nodes')
         if part != 'all':
             assert template['ask_tags_on_launch'] is True  # the node gives the stage's tags
+        # a node part always goes on to its PoD part (the gate there judges the store, lost nodes included); every
+        # other edge is on success, so a failed gate stops the workflow
+        related = node.get('related') or {}
+        if part == 'nodes':
+            assert set(related) == {'always_nodes'} and related['always_nodes'] == [{'identifier': '%s-pod' % tags}]
+        else:
+            assert set(related) == {'success_nodes'} and len(related['success_nodes']) <= 1
         steps.append((int(tags[len('stage'):]), part))
     assert [stage for stage, _part in steps] == sorted(stage for stage, _part in steps)
     expected = []
@@ -59,13 +66,13 @@ def test_the_workflow_refuses_a_chain_that_forks_or_skips(tmp_path):
     with open(WORKFLOW, encoding='utf-8') as handle:
         document = yaml.safe_load(handle)
     nodes = document['workflow_job_template']['workflow_nodes']
-    nodes[0]['related']['success_nodes'].append({'identifier': 'stage1-nodes'})
+    nodes[0]['related']['success_nodes'] = [{'identifier': 'stage1-nodes'}]  # beside its always edge
     path = tmp_path / 'forks.yml'
     path.write_text(yaml.safe_dump(document))
     try:
         module.load_workflow(str(path))
     except SystemExit as exc:
-        assert 'stage0-nodes has 2 success edges' in str(exc)
+        assert 'stage0-nodes has 2 edges' in str(exc)
     else:
         raise AssertionError('a forking workflow was accepted')
 

@@ -29,10 +29,13 @@ HOSTS_LINE = re.compile(r'''^\s*(?:- )?hosts: "\{\{ npuops_pod_group \| default\
 # the batch play of the change window: the nodes in failure-domain order when the first play cut them so, else the PoD
 WINDOW_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ hostvars\['localhost'\]\.roce_lossless_window_order \| '''
                                r'''default\(npuops_pod_group \| default\('([^']*)'\), true\) \}\}"\s*$''')
-# the plays of site.yml: on one node of the PoD group in the PoD part of a run in parts (npuops_run_part, an extra var:
-# a play's hosts are templated before any role default exists)
-PART_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ npuops_pod_group \| default\('([^']*)'\) \}\}\{\{ '\[0\]' if '''
-                             r'''npuops_run_part \| default\('all'\) == 'pod' else '' \}\}"\s*$''')
+# the stage plays of site.yml: the group its settings play makes of the nodes the run goes on with, on one of them in the
+# PoD part of a run in parts (npuops_run_part, an extra var: a play's hosts are templated before any role default exists)
+PART_HOSTS_LINE = re.compile(r'''^\s*hosts: (?:npuops_run_nodes|"npuops_run_nodes\{\{ '\[0\]' if '''
+                             r'''npuops_run_part \| default\('all'\) == 'pod' else '' \}\}")(\s+#.*)?\s*$''')
+# the settings play of site.yml: the PoD group, or its first node in the PoD part
+SETTINGS_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ npuops_pod_group \| default\('([^']*)'\) \}\}\{\{ '\[0\]' if '''
+                                 r'''npuops_run_part \| default\('all'\) == 'pod' else '' \}\}"\s*$''')
 # npuops_<x> | default( - not hostvars[...].npuops_<x> (another host's inventory value, without role defaults)
 DEFAULTED = re.compile(r'(?<![\w.\]\'"])(npuops_[a-z0-9_]+)\s*\|\s*default\(')
 USES = re.compile(r'\b((?:npuops|pod_defaults)_[a-z0-9_]+)\b')
@@ -164,7 +167,9 @@ def test_no_role_or_playbook_defaults_a_pod_wide_variable_again():
     for path in _sources():
         with open(path, encoding='utf-8') as handle:
             for number, line in enumerate(handle, 1):
-                hosts = HOSTS_LINE.match(line) or WINDOW_HOSTS_LINE.match(line) or PART_HOSTS_LINE.match(line)
+                if PART_HOSTS_LINE.match(line):
+                    continue
+                hosts = HOSTS_LINE.match(line) or WINDOW_HOSTS_LINE.match(line) or SETTINGS_HOSTS_LINE.match(line)
                 if hosts:
                     assert hosts.group(1) == POD_DEFAULTS['npuops_pod_group'], '%s:%d' % (path, number)
                     continue

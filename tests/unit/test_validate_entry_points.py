@@ -63,12 +63,36 @@ def _settings_check():
     return dict((item["role"], item["entry_point"]) for item in first["npuops.ascend.settings_check"]["roles"])
 
 
+# Right after the options, before any check that reads a node: the nodes the run goes on with (not those an earlier
+# part of a run in parts lost), the group the stage plays run on, and the end of the play for the lost ones.
+RUN_NODES = ["Prepare the report directory of this run",
+             "Find the nodes this run goes on with (without those an earlier part of the run lost)",
+             "Put them in the group the stage plays run on",
+             "Leave out the nodes an earlier part of the run lost"]
+
+
+def test_the_early_play_leaves_out_the_lost_nodes_before_it_reads_a_node():
+    plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
+    tasks = plays[0]["tasks"][1:len(RUN_NODES) + 1]
+    assert tasks[0]["ansible.builtin.import_role"]["tasks_from"] == "run"
+    assert tasks[1]["npuops.ascend.stage_gate"]["step"] == "reached" and tasks[1]["run_once"] is True
+    assert tasks[2]["ansible.builtin.add_host"]["groups"] == "npuops_run_nodes"
+    assert tasks[2]["loop"] == "{{ _npuops_reached.reached }}" and tasks[2]["run_once"] is True
+    assert tasks[3]["ansible.builtin.meta"] == "end_host" and tasks[3]["when"] == "inventory_hostname in _npuops_reached.lost"
+    # every stage play runs on that group (on its first node in the PoD part)
+    for play in _site():
+        if str(play.get("name", "")).startswith(("Stage ", "Summary")):
+            assert str(play["hosts"]).startswith("npuops_run_nodes"), play["name"]
+
+
 def _early_imports():
     """{role: (entry point, the tag conditions of the task's when, those of <role>_validate_settings)} of the early play."""
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
     assert len(plays) == 1, "site.yml has no play %r" % EARLY_PLAY
     out = {}
-    for task in plays[0]["tasks"][1:]:
+    tasks = plays[0]["tasks"][1:]
+    assert [task["name"] for task in tasks[:len(RUN_NODES)]] == RUN_NODES
+    for task in tasks[len(RUN_NODES):]:
         args = task.get("ansible.builtin.import_role")
         assert isinstance(args, dict), "%s: the early play only imports the stage roles' checks" % task.get("name")
         role = args["name"].split(".")[-1]
@@ -131,14 +155,15 @@ def test_every_stage_has_its_options_checked_by_the_first_task_and_not_again(rol
 def test_the_early_imports_do_not_check_the_options_again():
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
     for task in plays[0]["tasks"][1:]:
-        assert task["ansible.builtin.import_role"].get("rolespec_validate") is False, task["name"]
+        if "ansible.builtin.import_role" in task:
+            assert task["ansible.builtin.import_role"].get("rolespec_validate") is False, task["name"]
 
 
 def test_the_run_user_of_stage_6_is_checked_before_the_first_change():
     # one task per node: the validate entry point checks the settings and, told so, the run user - when stage 6 runs
     plays = [play for play in _site() if play.get("name") == EARLY_PLAY]
     wanted = {"name": "npuops.ascend.numa_bind", "tasks_from": "validate", "rolespec_validate": False}
-    tasks = [task for task in plays[0]["tasks"][1:] if task["ansible.builtin.import_role"] == wanted]
+    tasks = [task for task in plays[0]["tasks"][1:] if task.get("ansible.builtin.import_role") == wanted]
     assert len(tasks) == 1
     assert tasks[0]["vars"]["numa_bind_validate_run_user"] is True, tasks[0]
     condition = tasks[0]["vars"]["numa_bind_validate_settings"]

@@ -5,8 +5,9 @@
 Every node of the workflow in order; a node whose job template is sliced runs as K ansible-playbook processes at once,
 each on a pared copy of the inventory that holds only its slice (AWX's rule: the hosts sorted by name, slice k of K
 gets hosts[k-1::K]; groups and hostvars of the other slices are gone), the others as one process on the whole
-inventory. The next node starts when every process of this one succeeded ("on success" edges); the first failure
-stops the workflow with its exit status.
+inventory. The next node starts when every process of this one succeeded ("on success" edges) or whatever they ended
+with ("always" edges, from a node part to its PoD part); a failure before an "on success" edge stops the workflow with
+its exit status.
 
   python3 tools/awx/run_in_parts.py -i INVENTORY --run-id ID [--slices K] [--workflow FILE] [--only-slice-lines]
                             [-- ansible-playbook options such as -e npuops_report_dir=/srv/r -e npuops_max_lost_nodes=1]
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,8 +38,12 @@ def load_workflow(path):
         document = yaml.safe_load(handle)
     templates = dict((item['name'], item) for item in document['job_templates'])
     nodes = dict((item['identifier'], item) for item in document['workflow_job_template']['workflow_nodes'])
-    targets = set(edge['identifier'] for item in nodes.values()
-                  for edge in (item.get('related') or {}).get('success_nodes') or [])
+    def edges(item):
+        related = item.get('related') or {}
+        return [(edge['identifier'], kind) for kind in ('success_nodes', 'always_nodes')
+                for edge in related.get(kind) or []]
+
+    targets = set(name for item in nodes.values() for name, _kind in edges(item))
     roots = [name for name in nodes if name not in targets]
     if len(roots) != 1:
         raise SystemExit('%s: the workflow must start at one node, it starts at %s' % (path, roots or 'none'))
@@ -45,10 +52,11 @@ def load_workflow(path):
         if current in order:
             raise SystemExit('%s: the workflow loops back to %s' % (path, current))
         order.append(current)
-        after = (nodes[current].get('related') or {}).get('success_nodes') or []
+        after = edges(nodes[current])
         if len(after) > 1:
-            raise SystemExit('%s: %s has %d success edges; this driver runs one chain' % (path, current, len(after)))
-        current = after[0]['identifier'] if after else None
+            raise SystemExit('%s: %s has %d edges; this driver runs one chain' % (path, current, len(after)))
+        nodes[current]['_always'] = bool(after) and after[0][1] == 'always_nodes'
+        current = after[0][0] if after else None
     if len(order) != len(nodes):
         raise SystemExit('%s: nodes not on the chain: %s' % (path, sorted(set(nodes) - set(order))))
     return templates, [nodes[name] for name in order], document['workflow_job_template'].get('extra_vars') or {}
@@ -84,6 +92,22 @@ def write_script(path, inventory):
     return path
 
 
+def runner_job(pdd, inventory, playbook, variables, tags, extra):
+    """A private data directory laid out as AWX lays one out for a job (project/, inventory/hosts, env/extravars,
+    env/cmdline), and the ansible-runner command that runs it."""
+    os.makedirs(os.path.join(pdd, 'project'))
+    os.makedirs(os.path.join(pdd, 'inventory'))
+    os.makedirs(os.path.join(pdd, 'env'))
+    shutil.copy(playbook, os.path.join(pdd, 'project', os.path.basename(playbook)))
+    shutil.copy(inventory, os.path.join(pdd, 'inventory', 'hosts'))
+    with open(os.path.join(pdd, 'env', 'extravars'), 'w', encoding='utf-8') as handle:
+        json.dump(variables, handle)
+    with open(os.path.join(pdd, 'env', 'cmdline'), 'w', encoding='utf-8') as handle:
+        handle.write(' '.join(shlex.quote(item) for item in (['--tags', tags] if tags else []) + extra))
+    return [os.path.join(os.path.dirname(sys.executable), 'ansible-runner'), 'run', pdd, '-p',
+            os.path.basename(playbook), '--ident', 'job']
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('-i', '--inventory', required=True)
@@ -92,6 +116,9 @@ def main(argv=None):
     parser.add_argument('--workflow', default=WORKFLOW)
     parser.add_argument('--playbook-dir', default=ROOT, help='where playbooks/site.yml is (the project)')
     parser.add_argument('--log-dir', help='one log file per process (default: a temporary directory)')
+    parser.add_argument('--engine', choices=['playbook', 'runner'], default='playbook',
+                        help='ansible-playbook (default), or ansible-runner with a private data directory per job as AWX '
+                             'lays it out')
     parser.add_argument('--start-at', help='the identifier of the workflow node to start at (the earlier ones ran)')
     parser.add_argument('--stages', help='only the workflow nodes of these stages, such as 0,1,2,3 (default: all)')
     parser.add_argument('options', nargs=argparse.REMAINDER, help='after --: more ansible-playbook options')
@@ -105,8 +132,20 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix='npuops-parts.')
     logs = args.log_dir or work
     os.makedirs(logs, exist_ok=True)
-    whole = write_script(os.path.join(work, 'inventory.py'), exported)
+    write_script(os.path.join(work, 'inventory.py'), exported)
+    try:
+        return run_chain(args, chain, templates, exported, hosts, work, logs, extra)
+    finally:
+        if args.log_dir:  # the pared inventories hold the nodes' variables: not left behind when the logs go elsewhere
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print('logs and pared inventories in %s' % work)
+
+
+def run_chain(args, chain, templates, exported, hosts, work, logs, extra):
+    """Every workflow node of ``chain`` in order; the exit status of the workflow."""
     playbook_cmd = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    whole = os.path.join(work, 'inventory.py')
     started = time.monotonic()
     if args.start_at:
         names = [node['identifier'] for node in chain]
@@ -135,10 +174,16 @@ def main(argv=None):
         procs = []
         for index, path in inventories:
             log = os.path.join(logs, '%s%s.log' % (node['identifier'], '-slice%d' % index if index else ''))
-            cmd = [playbook_cmd, '-i', path, os.path.join(args.playbook_dir, template['playbook']),
-                   '-e', json.dumps(variables)] + (['--tags', tags] if tags else []) + extra
+            if args.engine == 'runner':
+                cmd = runner_job(os.path.join(work, 'jobs', os.path.basename(log)[:-len('.log')]), path,
+                                 os.path.join(args.playbook_dir, template['playbook']), variables, tags, extra)
+            else:
+                cmd = [playbook_cmd, '-i', path, os.path.join(args.playbook_dir, template['playbook']),
+                       '-e', json.dumps(variables)] + (['--tags', tags] if tags else []) + extra
             handle = open(log, 'w', encoding='utf-8')
-            procs.append((subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT), handle, log))
+            # ansible-runner starts ansible-playbook from PATH: the one beside this interpreter
+            env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
+            procs.append((subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT, env=env), handle, log))
         failed = []
         for proc, handle, log in procs:
             proc.wait()
@@ -148,12 +193,14 @@ def main(argv=None):
         print('%-14s %-26s %d process(es) %s  (%.0f s)' % (node['identifier'], template['name'], len(procs),
                                                            'failed' if failed else 'ok', time.monotonic() - started),
               flush=True)
-        if failed:
-            for code, log in failed:
-                print('  rc %d, log %s' % (code, log))
-                with open(log, encoding='utf-8') as handle:
-                    print(''.join(handle.readlines()[-15:]))
+        for code, log in failed:
+            print('  rc %d, log %s' % (code, log))
+            with open(log, encoding='utf-8') as handle:
+                print(''.join(handle.readlines()[-15:]))
+        if failed and not node.get('_always'):
             return failed[0][0]
+        if failed:
+            print('  the next node runs whatever this one ended with (an "always" edge): its gate judges the store')
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -114,10 +115,11 @@ def run_playbook(tmp_path, tasks, *extra):
 def recap(output):
     """{host: {ok, changed, unreachable, failed, ...}} from the PLAY RECAP lines."""
     stats = {}
+    # only the recap's own lines: stderr after it may hold other lines with a colon (a library's deprecation warning)
     for line in output[output.index('PLAY RECAP'):].splitlines()[1:]:
-        if ':' in line:
-            host, counts = line.split(':', 1)
-            stats[host.strip()] = dict((k, int(v)) for k, v in (pair.split('=') for pair in counts.split()))
+        match = re.match(r'^(\S+)\s+:\s+((?:[a-z]+=\d+\s*)+)$', line)
+        if match:
+            stats[match.group(1)] = dict((k, int(v)) for k, v in (pair.split('=') for pair in match.group(2).split()))
     return stats
 
 

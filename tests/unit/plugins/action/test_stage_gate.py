@@ -193,3 +193,15 @@ def test_a_bad_npuops_max_lost_nodes_stops_the_gate_with_the_rule(tmp_path):
     proc, out = run(tmp_path, "{{ [] }}", '-e', 'npuops_max_lost_nodes=some')
     assert proc.returncode == 2, out
     assert "stage_gate: npuops_max_lost_nodes 'some' is not a number of nodes: give a whole number from 0" in out
+
+
+def test_reached_leaves_out_the_nodes_this_run_lost_in_an_earlier_part(tmp_path):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import store
+    run_dir = str(tmp_path / 'r1')
+    store.write_lost(run_dir, store.make_lost('r1', 'node03', 0, 'health_check'))
+    store.write_lost(run_dir, store.make_lost('r0', 'node02', 0, 'health_check'))  # another run's: not this run's loss
+    args = {'run_dir': run_dir, 'run_id': 'r1', 'nodes': ['node01', 'node02', 'node03']}
+    out = action.ActionModule._reached(args, {})
+    assert out['reached'] == ['node01', 'node02'] and out['lost'] == ['node03']
+    assert out['msg'] == '2 node(s), 1 lost by an earlier part of run r1 (node03): left out'
+    assert action.ActionModule._reached(dict(args, run_id='r2'), {})['msg'] == '3 node(s), none lost'
