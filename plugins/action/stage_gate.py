@@ -63,8 +63,8 @@ class ActionModule(ActionBase):
             # the nodes of the play, and those of the PoD group this run lost in an earlier part or process (the
             # plays leave them out; a gate still counts them against npuops_max_lost_nodes)
             group = (task_vars.get('groups') or {}).get(task_vars.get('npuops_pod_group') or parts.DEFAULT_GROUP) or []
-            lost = store.read_lost(args['run_dir'], args['run_id'], [str(node) for node in group
-                                                                      if str(node) not in play[0]])
+            outside = [str(node) for node in group if str(node) not in play[0]]
+            lost = store.read_lost(args['run_dir'], args['run_id'], outside)
             args['nodes'] = play[0] + [str(node) for node in group if str(node) in lost]
         args['active'] = args['active'] if args['active'] is not None else play[1]
         if args['failed'] is None and isinstance(task_vars.get('ansible_failed_hosts'), list):
@@ -158,9 +158,11 @@ class ActionModule(ActionBase):
         those the run already lost (their lost-node records), so that no later part connects to them again."""
         reached = store.without_lost(args['run_dir'], args['run_id'], args['nodes'])
         lost = [node for node in args['nodes'] if node not in reached]
-        msg = ('%d node(s), %d lost by an earlier part of run %s (%s): left out' % (len(reached), len(lost),
-                                                                                   args['run_id'], ', '.join(lost))
-               if lost else '%d node(s), none lost' % len(reached))
+        if lost:
+            msg = '%d node(s), %d lost by an earlier part of run %s (%s): left out' % (
+                len(reached), len(lost), args['run_id'], ', '.join(lost))
+        else:
+            msg = '%d node(s), none lost' % len(reached)
         return dict(changed=False, reached=reached, lost=lost, msg=msg)
 
     @staticmethod

@@ -38,6 +38,7 @@ def load_workflow(path):
         document = yaml.safe_load(handle)
     templates = dict((item['name'], item) for item in document['job_templates'])
     nodes = dict((item['identifier'], item) for item in document['workflow_job_template']['workflow_nodes'])
+
     def edges(item):
         related = item.get('related') or {}
         return [(edge['identifier'], kind) for kind in ('success_nodes', 'always_nodes')
