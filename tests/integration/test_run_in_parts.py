@@ -15,6 +15,13 @@ from conftest import NODES, REPO
 STAGES = "0,1,2,3,8,9"
 
 
+def _reports(pod):
+    """The report directory of these runs: their own, so that the other tests' "latest run" stays theirs."""
+    path = os.path.join(os.path.dirname(pod.reports), "parts-reports")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def _run_in_parts(pod, run_id, stages, *extra):
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_FORKS="8")
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", subprocess.run(
@@ -22,13 +29,16 @@ def _run_in_parts(pod, run_id, stages, *extra):
         check=True).stdout.strip())
     argv = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "awx", "run_in_parts.py"),
             "-i", pod.inventory_dir, "--run-id", run_id, "--slices", "2", "--stages", stages,
-            "--log-dir", os.path.join(pod.reports, run_id + "-logs")] + list(extra)
+            "--log-dir", os.path.join(_reports(pod), run_id + "-logs")] + list(extra)
+    if "--" not in argv:
+        argv.append("--")
+    argv += ["-e", "npuops_report_dir=%s" % _reports(pod)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=pod.reports, timeout=900, check=False)
     return proc.returncode, proc.stdout + proc.stderr
 
 
 def _summary(pod, run_id):
-    with open(os.path.join(pod.reports, run_id, "summary.json"), encoding="utf-8") as handle:
+    with open(os.path.join(_reports(pod), run_id, "summary.json"), encoding="utf-8") as handle:
         document = json.load(handle)
     assert document.pop("run") == run_id
     return document
@@ -36,10 +46,11 @@ def _summary(pod, run_id):
 
 def test_a_run_in_parts_gives_the_summary_of_one_run(pod):
     tags = ",".join("stage%s" % n for n in STAGES.split(","))
-    rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole"}, ["--tags", tags])
+    rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole", "npuops_report_dir": _reports(pod), "io_check_seconds": 2},
+                           ["--tags", tags])
     assert rc == 0, out[-3000:]
 
-    rc, out = _run_in_parts(pod, "parts", STAGES)
+    rc, out = _run_in_parts(pod, "parts", STAGES, "--", "-e", "io_check_seconds=2")
     assert rc == 0, out
     lines = out.splitlines()
     assert [line.split()[0] for line in lines if line.startswith("stage")] == [
@@ -50,10 +61,10 @@ def test_a_run_in_parts_gives_the_summary_of_one_run(pod):
     assert sorted(parts["nodes"]) == NODES
     assert parts == whole
     assert {entry["status"] for node in NODES for entry in parts["nodes"][node].values()} <= {"passed", "skipped"}
-    with open(os.path.join(pod.reports, "parts", "pod", "plan.json"), encoding="utf-8") as handle:
+    with open(os.path.join(_reports(pod), "parts", "pod", "plan.json"), encoding="utf-8") as handle:
         assert json.load(handle)["nodes"] == NODES
     # each slice saw one node: the node part's play held only its slice
-    log = open(os.path.join(pod.reports, "parts-logs", "stage0-nodes-slice1.log"), encoding="utf-8").read()
+    log = open(os.path.join(_reports(pod), "parts-logs", "stage0-nodes-slice1.log"), encoding="utf-8").read()
     assert "%s " % NODES[0] in log and "%s " % NODES[1] not in log.split("PLAY RECAP")[-1]
 
 
@@ -68,8 +79,8 @@ def test_a_node_lost_in_a_slice_is_named_once_and_a_stale_record_is_refused(pod)
 
     path = _with_unreachable_node(pod)
     try:
-        rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole-lost", "npuops_max_lost_nodes": 1},
-                               ["--tags", "stage0,stage2"])
+        rc, out = pod.playbook("site.yml", {"npuops_run_id": "whole-lost", "npuops_max_lost_nodes": 1,
+                                            "npuops_report_dir": _reports(pod)}, ["--tags", "stage0,stage2"])
         assert rc == 4, out[-3000:]
         rc, out = _run_in_parts(pod, "parts-lost", "0,2", "--", "-e", "npuops_max_lost_nodes=1")
         assert rc == 0, out
@@ -79,7 +90,7 @@ def test_a_node_lost_in_a_slice_is_named_once_and_a_stale_record_is_refused(pod)
         whole, parts = _summary(pod, "whole-lost"), _summary(pod, "parts-lost")
         assert parts["lost"] == {"node03": {"stage": 0, "role": "health_check"}}
         assert parts == whole
-        logs = os.path.join(pod.reports, "parts-lost-logs")
+        logs = os.path.join(_reports(pod), "parts-lost-logs")
         named = [name for name in sorted(os.listdir(logs))
                  if "lost before the gate of stage 0 (health_check)" in open(os.path.join(logs, name)).read()]
         assert named == ["stage0-nodes-slice1.log"]  # named once, by the part that lost it
@@ -89,7 +100,7 @@ def test_a_node_lost_in_a_slice_is_named_once_and_a_stale_record_is_refused(pod)
         assert "TASK [npuops.ascend.version_check" in later and "[node03]" not in later.split("Stage 2 - ")[-1]
 
         # a record of another run in the store: the PoD part's gate refuses it, naming the node
-        record = os.path.join(pod.reports, "parts-lost", "nodes", NODES[1], "stage2.json")
+        record = os.path.join(_reports(pod), "parts-lost", "nodes", NODES[1], "stage2.json")
         with open(record, encoding="utf-8") as handle:
             stale = json.load(handle)
         stale["run"] = "older-run"
@@ -98,7 +109,8 @@ def test_a_node_lost_in_a_slice_is_named_once_and_a_stale_record_is_refused(pod)
         rc, out = _run_in_parts(pod, "parts-lost", "2", "--start-at", "stage2-pod", "--", "-e",
                                 "npuops_max_lost_nodes=1")
         assert rc == 2, out
-        log = " ".join(open(os.path.join(pod.reports, "parts-lost-logs", "stage2-pod.log"), encoding="utf-8").read().split())
+        log = " ".join(open(os.path.join(_reports(pod), "parts-lost-logs", "stage2-pod.log"),
+                            encoding="utf-8").read().split())
         assert "Stage 2 (version_check) gate failed" in log, log[-3000:]
         assert ("is of run older-run, not of this run parts-lost: a record of another run is never used" in log), log[-3000:]
     finally:

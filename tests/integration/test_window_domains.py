@@ -51,16 +51,19 @@ def test_batches_by_leaf_switch_take_one_domain_down_at_a_time(racks):
             "rackB-leaf-03+rackB-leaf-04: node04, node05, node06), 4 batch(es) of at most 2 node(s)") in out
     flaps = dict((node, _flaps(racks, node)) for node in SIX)
     assert all(flaps.values()), flaps
-    # the batches, in the order the nodes were changed
-    firsts = sorted((min(times), node) for node, times in flaps.items())
+    # the batches, in the order the nodes were changed: a node whose first set came while the current batch was still
+    # setting its ports (before its last set plus half a flap) is in that batch; the next batch starts only after the
+    # current one's links came back (a flap and the check after its last set), however loaded the machine
+    firsts = sorted((min(times), max(times), node) for node, times in flaps.items())
     batches = []
-    for start, node in firsts:
-        if batches and start - batches[-1][0] < FLAP_S / 2:
+    for start, last, node in firsts:
+        if batches and start < batches[-1][0] + FLAP_S / 2:
             batches[-1][1].append(node)
+            batches[-1][0] = max(batches[-1][0], last)
         else:
-            batches.append((start, [node]))
-    assert [sorted(nodes) for _start, nodes in batches] == [["node01", "node02"], ["node03"], ["node04", "node05"],
-                                                            ["node06"]]
+            batches.append([last, [node]])
+    assert [sorted(nodes) for _last, nodes in batches] == [["node01", "node02"], ["node03"], ["node04", "node05"],
+                                                           ["node06"]]
     # the blast radius: at any moment, the nodes whose links are down
     intervals = [(t, t + FLAP_S, node) for node, times in flaps.items() for t in times]
     domain = dict((node, "A" if node in SIX[:3] else "B") for node in SIX)
