@@ -30,7 +30,7 @@ ARGUMENT_SPEC = dict(
     failed=dict(type='list', elements='str'),
     max_lost=dict(type='raw', default=0),
     write_summary=dict(type='bool'),
-    part=dict(type='str', choices=['all', 'nodes', 'pod']),
+    part=dict(type='str', choices=list(parts.PARTS)),
 )
 REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': (), 'plan': (), 'reached': ()}
 
@@ -63,7 +63,8 @@ class ActionModule(ActionBase):
             # the nodes of the play, and those of the PoD group this run lost in an earlier part or process (the
             # plays leave them out; a gate still counts them against npuops_max_lost_nodes)
             group = (task_vars.get('groups') or {}).get(task_vars.get('npuops_pod_group') or parts.DEFAULT_GROUP) or []
-            outside = [str(node) for node in group if str(node) not in play[0]]
+            inside = set(play[0])
+            outside = [str(node) for node in group if str(node) not in inside]
             lost = store.read_lost(args['run_dir'], args['run_id'], outside)
             args['nodes'] = play[0] + [str(node) for node in group if str(node) in lost]
         args['active'] = args['active'] if args['active'] is not None else play[1]
@@ -175,6 +176,10 @@ class ActionModule(ActionBase):
                                            check_mode=args['check_mode'], result=decided)
                 written.append(store.write_record(args['run_dir'], record))
         document = store.summary(args['run_dir'], args['run_id'], args['nodes'], args['check_mode'])
+        # a node part sees only its slice: the records are written, the PoD part writes the summary of every node
+        if not (args['write_summary'] if args['write_summary'] is not None else args['part'] != 'nodes'):
+            return dict(changed=False, path=None, summary=document, records=written, lines=gate.summary_lines(document),
+                        msg='recorded %d result(s); the PoD part writes the summary' % len(written))
         path = store.write_summary(args['run_dir'], document)
         return dict(changed=False, path=path, summary=document, records=written, lines=gate.summary_lines(document),
                     msg='wrote %s' % path)

@@ -16,7 +16,11 @@ every step returns the record (registered as ``roce_lossless_node``). ``step: pa
 the gate after the change) searches for the slow nodes in rounds of disjoint pairs, each round one hccl_bench run of
 all its pairs at once, and returns the verdict of pairwise_culprit. ``step: batches`` (once, before the change) cuts
 the window's nodes into batches that follow failure domains (the leaf switches of the LLDP neighbour map from the
-check records, or inventory groups).
+check records, or inventory groups). ``step: pod`` (once) keeps the PoD part of stage 4 in the PoD record of the
+run's store: with ``phase: before`` the cross-node benchmark before the change; with ``phase: after`` the benchmark
+after it and its findings (the pairwise search's slow nodes, their ports). ``step: ecn`` (every node, in the PoD part of
+a run in parts) reads the node's CNP counters again after that benchmark and adds to its record whether the switch
+marked ECN on its ports (against the counters its record kept after the change).
 """
 
 from __future__ import annotations
@@ -44,7 +48,14 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
     roce_batch_problems,
     switch_domains,
 )
-from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import pairwise_culprit, ring_neighbours, search_round
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import bench_findings
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding
+from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import (
+    crossnode_findings,
+    pairwise_culprit,
+    ring_neighbours,
+    search_round,
+)
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.plan import port_config_subset
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.verify import (
     hccl_alignment_findings,
@@ -59,7 +70,7 @@ ROLE = 'roce_lossless'
 STAGE = 4
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['precheck', 'lldp', 'neighbours', 'plan', 'change', 'restore', 'refused',
-                                                  'stop', 'record', 'pairwise', 'batches']),
+                                                  'stop', 'record', 'pairwise', 'batches', 'pod', 'ecn']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     record=dict(type='raw'),
@@ -108,6 +119,13 @@ ARGUMENT_SPEC = dict(
     domain_groups=dict(type='list', elements='str', default=[]),
     groups=dict(type='dict', default={}),
     size=dict(type='raw', default=1),
+    phase=dict(type='str', choices=['before', 'after']),
+    result=dict(type='raw'),
+    expected=dict(type='raw'),
+    pairwise=dict(type='raw'),
+    culprit_ports=dict(type='raw'),
+    ecn_severity=dict(type='str', choices=['fail', 'warn'], default='warn'),
+    cnp=dict(type='raw'),
 )
 
 
@@ -476,8 +494,10 @@ class ActionModule(StageAction):
                 ecn.get('severity') or 'warn')
         if args['gate']:
             findings = list(record.get('findings') or []) + list(record.get('switch_findings') or []) + args['findings']
-            stored = store.make_record(run_id, host, STAGE, ROLE, findings, check_mode=self.check_mode,
-                                       data=rec.record_data(record, args['blockers']))
+            data = rec.record_data(record, args['blockers'])
+            if args['cnp'] is not None:  # the CNP counters after the change, for the ECN check of a PoD part
+                data['cnp'] = rec.cnp_reading(args['cnp'], args['before'])
+            stored = store.make_record(run_id, host, STAGE, ROLE, findings, check_mode=self.check_mode, data=data)
             out['path'] = store.write_record(args['run_dir'], stored)
             out['msg'] = 'recorded stage %d (%s) of %s: %s' % (STAGE, ROLE, host, stored['status'])
         if args['report']:
@@ -523,6 +543,70 @@ class ActionModule(StageAction):
                 'the search for the slow node stopped: %s' % stopped
         out.update(verdict)
         out.update(changed=False, rounds=number)
+        return out
+
+    def step_pod(self, args, run_id, task_vars):
+        """The PoD part of stage 4 in the PoD record of the run's store (``pod/stage4.json``): ``phase: before`` keeps
+        the cross-node benchmark before the change (``result``) with what the gate expects (``expected``); ``phase:
+        after`` adds the benchmark after it and the findings of the PoD: the benchmark's (named after the first slow node
+        of ``pairwise``, else the first of ``hosts``) and the pairwise search's with the slow nodes' ports."""
+        hosts = [str(host) for host in args['hosts'] or []]
+        if args['phase'] is None:
+            raise AnsibleActionFail('stage_roce: step pod needs phase (before or after).')
+        previous, problem = store.read_pod_record(args['run_dir'], run_id, STAGE)
+        data = dict((previous or {}).get('data') or {})
+        if problem and args['phase'] == 'after':
+            raise AnsibleActionFail('stage_roce: %s; run stage 4 again from its part before.' % problem)
+        bench = dict(data.get('bench') or {})
+        bench[args['phase']] = args['result']
+        data.update(bench=bench, expected=args['expected'])
+        findings = []
+        if args['phase'] == 'after':
+            pairwise = args['pairwise'] if isinstance(args['pairwise'], dict) else None
+            blame = ((pairwise or {}).get('culprits') or []) + hosts
+            findings = crossnode_findings(bench_findings(args['result'], blame[0] if blame else None), pairwise,
+                                          args['culprit_ports'], args['expected'])
+            data['pairwise'] = pairwise
+        stored = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode, data=data)
+        path = store.write_pod_record(args['run_dir'], stored)
+        return dict(changed=False, findings=stored['findings'], bench=bench, path=path,
+                    msg='recorded the PoD part of stage 4 (%s): %d finding(s)' % (args['phase'], len(stored['findings'])))
+
+    def step_ecn(self, args, run_id, task_vars):
+        """Whether the switch marked ECN on this node's ports under the benchmark after the change of the PoD part (a
+        run in parts): only when that benchmark reached the gate (the PoD record says), the node's CNP counters are read
+        again (hccn_info, query stat) and compared with those its record of stage 4 kept after the change
+        (``data.cnp``); the findings go into its record. Changes nothing on the node."""
+        host = store.check_node(task_vars.get('inventory_hostname'))
+        pod, problem = store.read_pod_record(args['run_dir'], run_id, STAGE)
+        if problem:
+            raise AnsibleActionFail('stage_roce: %s; run the PoD part of stage 4 again.' % problem)
+        after = (((pod or {}).get('data') or {}).get('bench') or {}).get('after')
+        after = after if isinstance(after, dict) else {}
+        if after.get('peak_busbw_gb_s') is None or after.get('below_band', True):
+            return dict(changed=False, findings=[], msg='ECN marks of %s not checked: the cross-node benchmark after the '
+                                                        'change did not reach the gate' % host)
+        record, problem = store.read_record(args['run_dir'], run_id, host, STAGE)
+        first = ((record or {}).get('data') or {}).get('cnp')
+        if problem or not isinstance(first, dict):
+            return dict(changed=False, findings=[], msg='ECN marks of %s not checked: %s' % (
+                host, problem or 'its record of stage 4 holds no CNP counters after the change'))
+        out = {}
+        second = self._module('hccn_info', {'queries': ['stat'], 'devices': args['devices'], 'timeout': args['timeout']},
+                              task_vars, out, check_mode=False, diff=False)
+        if second.get('failed') or second.get('unreachable'):
+            findings = [finding(host, None, 'switch_ecn', None, 'CNP counters', 'the CNP counters could not be read '
+                                'after the cross-node benchmark, so ECN marking is not checked: %s' % second.get('msg'),
+                                WARN)]
+        else:
+            findings = switch_ecn_findings(first, second, host, args['intent'].get('lossless_priority', 4), first,
+                                           args['ecn_severity'])
+        data = dict(record.get('data') or {})
+        data['switch_findings'] = [f for f in data.get('switch_findings') or [] if f.get('check') != 'switch_ecn'] + findings
+        kept = [f for f in record.get('findings') or [] if f.get('check') != 'switch_ecn']
+        stored = store.make_record(run_id, host, STAGE, ROLE, kept + findings, check_mode=self.check_mode, data=data)
+        out.update(changed=False, findings=findings, path=store.write_record(args['run_dir'], stored),
+                   msg='%s: %d finding(s) of the ECN marks under the benchmark' % (host, len(findings)))
         return out
 
     def step_batches(self, args, run_id, task_vars):

@@ -18,7 +18,8 @@ ARGUMENT_SPEC = dict(
     pod=dict(type='str', required=True),
     run=dict(type='str', required=True),
     playbook=dict(type='str', default='?'),
-    state=dict(type='str', choices=['present', 'absent'], default='present'),
+    state=dict(type='str', choices=['present', 'absent', 'held'], default='present'),
+    parts=dict(type='bool', default=False),
 )
 
 
@@ -36,8 +37,17 @@ class ActionModule(ActionBase):
 
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         path = lock.lock_path(args['dir'], args['pod'])
-        info = lock.holder(args['run'], args['pod'], args['playbook'])
+        info = lock.holder(args['run'], args['pod'], args['playbook'], parts=args['parts'])
         result.update(changed=False, path=path, holder=info)
+        if args['state'] == 'held':
+            try:
+                current = lock.check_held(path, info)
+            except lock.LockError as exc:
+                raise AnsibleActionFail(to_native(exc)) from exc
+            except OSError as exc:
+                raise AnsibleActionFail('window_lock: could not read the lock %s: %s. %s' % (path, to_native(exc), lock.NOTHING)) from exc
+            result.update(msg='run %s holds the lock %s since %s' % (info['run'], path, current.get('started')))
+            return result
         if args['state'] == 'absent':
             try:
                 outcome = lock.release(path, info)

@@ -104,10 +104,10 @@ options:
   part:
     description:
       - The part of the run this task is in (C(npuops_run_part)) - V(all) one run over the PoD, V(nodes) the node part of
-        a stage on one slice of the PoD, V(pod) the PoD part over the whole PoD. Default the variable C(npuops_run_part),
-        else V(all).
+        a stage on one slice of the PoD, V(pod) the PoD part over the whole PoD, V(before) the PoD part of stage 4 before
+        its node parts (judged like V(pod)). Default the variable C(npuops_run_part), else V(all).
     type: str
-    choices: [all, nodes, pod]
+    choices: [all, nodes, pod, before]
   write_summary:
     description:
       - With O(step=verdict), write C(<run_dir>/summary.json). Default true, but false in a node part (O(part=nodes)),

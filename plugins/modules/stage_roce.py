@@ -53,7 +53,7 @@ description:
   - O(step=stop) (once) tells what a stopped batch left on every node, from the records (O(records)) - RV(message),
     RV(nodes) (what each node is now) and RV(results) (the stage 4 line of each node for the run's summary).
   - O(step=record) writes the node's record of stage 4 to the run's store (C(<run_dir>/nodes/<node>/stage4.json)) with
-    the node's findings, its switch findings and the O(findings) of the PoD, and, with O(report), the node's JSON
+    the node's findings, its switch findings and more O(findings), and, with O(report), the node's JSON
     report C(<run_dir>/stage4-roce_lossless/<node>.json).
   - O(step=pairwise) (once, when the PoD is below the gate after the change) searches for the slow nodes in rounds of
     disjoint pairs of O(hosts), each round one M(npuops.ascend.hccl_bench) run of all its pairs at once
@@ -67,12 +67,23 @@ description:
     of this run, with O(domain=group) the first group of O(domain_groups) each node is in (O(groups)) - each domain in
     batches of at most O(size) nodes (RV(order), RV(serial), RV(batches)). A node whose domain is not known, or a size
     the window does not accept, fails the task naming every problem.
+  - O(step=pod) (once) keeps the PoD part of stage 4 in the PoD record of the run's store (C(<run_dir>/pod/stage4.json)),
+    which the gate and the summary read with the nodes' records. With O(phase=before) (the part before of a run in
+    parts) it keeps the cross-node benchmark before the change (O(result)). With O(phase=after) it adds the benchmark
+    after the change and the findings of the PoD - the benchmark's, named after the first slow node of O(pairwise) or
+    else the first of O(hosts), and the slow nodes with their ports (O(culprit_ports)). It returns RV(findings) and
+    both measurements (RV(bench)).
+  - O(step=ecn) (every node, in the PoD part of a run in parts, after O(step=pod)) checks whether the switch marked ECN on
+    the node's ports under the benchmark after the change - only when that benchmark reached the gate (the PoD record
+    says), it reads the node's CNP counters again (M(npuops.ascend.hccn_info), query V(stat)) and compares them with
+    those its record of stage 4 kept after the change (O(cnp)); a port whose counters did not grow is a finding of
+    severity O(ecn_severity), added to the node's record (RV(findings)). It changes nothing on the node.
 options:
   step:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record, pairwise, batches]
+    choices: [precheck, lldp, neighbours, plan, change, restore, refused, stop, record, pairwise, batches, pod, ecn]
   record:
     description: The node's record so far (C(roce_lossless_node.record) of the step before); unset, a new record.
     type: raw
@@ -259,10 +270,37 @@ options:
     description: With O(step=refused), what the connection said.
     type: str
   findings:
-    description: With O(step=record), the findings of the PoD (those naming the node are kept).
+    description: With O(step=record), more findings for the node's record (the PoD's go to the PoD record, O(step=pod)).
     type: list
     elements: dict
     default: []
+  cnp:
+    description:
+      - With O(step=record), the CNP counters read after the change (an M(npuops.ascend.hccn_info) result with the query
+        V(stat)); the record keeps them per NPU with its LLDP neighbour from O(before), for the ECN check of the PoD part
+        of a run in parts (O(step=ecn)).
+    type: raw
+  phase:
+    description: With O(step=pod), V(before) or V(after) the change.
+    type: str
+    choices: [before, after]
+  result:
+    description: With O(step=pod), the M(npuops.ascend.hccl_bench) result of the cross-node benchmark of O(phase).
+    type: raw
+  expected:
+    description: With O(step=pod), what the gate expects across nodes (P(npuops.ascend.crossnode_busbw_expected#filter)).
+    type: raw
+  pairwise:
+    description: With O(step=pod), the result of O(step=pairwise), when the search ran.
+    type: raw
+  culprit_ports:
+    description: With O(step=pod), the M(npuops.ascend.hccn_info) reads of the slow nodes' ports (a loop's register).
+    type: raw
+  ecn_severity:
+    description: With O(step=ecn), the severity of a port that saw no ECN mark.
+    type: str
+    choices: [fail, warn]
+    default: warn
   switch_findings:
     description: With O(step=record), the node's switch findings (with the ECN check); unset, the record's.
     type: list
@@ -396,6 +434,16 @@ rounds:
   description: With O(step=pairwise), how many rounds were measured.
   returned: step is pairwise
   type: int
+findings:
+  description: With O(step=pod), the findings of the PoD kept in the PoD record (each names its node); with O(step=ecn),
+    those of the node's ECN marks added to its record.
+  returned: step is pod or ecn
+  type: list
+  elements: dict
+bench:
+  description: With O(step=pod), the cross-node benchmark results by phase (C(before), C(after)) the PoD record holds.
+  returned: step is pod
+  type: dict
 order:
   description: With O(step=batches), the nodes in the order to change them (domain after domain).
   returned: step is batches

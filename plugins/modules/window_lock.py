@@ -29,6 +29,10 @@ description:
   - The lock is on the controller, so it keeps apart the windows started from one controller (or from several
     controllers that share the report directory, C(npuops_report_dir)); windows started from two controllers with
     separate report directories do not see each other.
+  - A run in parts of site.yml (C(npuops_run_part), docs/awx.md) plays stage 4 in several jobs. With O(parts=true) the
+    lock is held by the run id, not by a process - its part V(before) takes it, its node parts check it with
+    O(state=held), its PoD part releases it. Such a lock is never taken over; another run stops naming it until that
+    PoD part ran, or until the operator removes the file.
   - It runs inside the controller's Ansible process and never connects to the node.
 options:
   dir:
@@ -56,9 +60,16 @@ options:
     description:
       - V(present) takes the lock (or keeps it when this run holds it already); V(absent) removes it when this run still
         holds it, and otherwise leaves it with a warning.
+      - V(held) changes nothing and fails unless the run holds the lock (with O(parts=true), a lock of this run in parts).
     type: str
-    choices: [present, absent]
+    choices: [present, absent, held]
     default: present
+  parts:
+    description:
+      - The lock of a run in parts - held by the run id O(run) across the jobs of the run, whichever process or
+        controller runs them; never stale by a process.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - npuops.ascend.attributes
 attributes:
@@ -114,7 +125,7 @@ path:
   sample: /srv/npuops-reports/.npuops-window-ascend_pod.lock
 holder:
   description: What this run writes into the lock (C(run), C(playbook), C(pid), C(pid_start), C(host), C(user),
-    C(started), C(pod)).
+    C(started), C(pod), and C(parts) true for a run in parts).
   returned: always
   type: dict
 taken_over:

@@ -6,14 +6,18 @@
 One run (``all``, the default) plays every stage on every node: a PoD step works over the nodes of the play. A run in
 parts (docs/awx.md) plays the node part of each stage on slices of the PoD (``nodes``: the play holds one slice) and
 the PoD part once (``pod``): its plays run on one node of the PoD group, as the PoD steps only run on the controller
-and read the node parts' records, so the nodes they judge are the PoD group of the inventory, not the play.
+and read the node parts' records, so the nodes they judge are the PoD group of the inventory, not the play. Stage 4
+also has a PoD part before its node parts (``before``: the lock of the NPU ports and the cross-node benchmark before
+the change), played the same way as ``pod``.
 """
 
 from __future__ import annotations
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.store import StoreError
 
-PARTS = ('all', 'nodes', 'pod')
+PARTS = ('all', 'nodes', 'pod', 'before')
+# the parts whose plays run on one node and whose PoD steps judge the PoD group
+POD_PARTS = ('pod', 'before')
 DEFAULT_GROUP = 'ascend_pod'
 
 
@@ -27,16 +31,17 @@ def run_part(task_vars):
     part = 'all' if part is None or part == '' else part
     if part not in PARTS:
         raise PartError('npuops_run_part is %r: use all (one run over the PoD, the default), nodes (the node part of each '
-                        'stage, on a slice of the PoD) or pod (the PoD part, once over the whole PoD)' % (part,))
+                        'stage, on a slice of the PoD), pod (the PoD part, once over the whole PoD) or before (the PoD part of stage 4 '
+                        'before its node parts)' % (part,))
     return part
 
 
 def play_nodes(task_vars):
     """``(nodes, active)`` a PoD step works over: the nodes of the play and those still in it; in the PoD part, the
-    nodes of the PoD group (``npuops_pod_group``) for both (the PoD part never connects to them; the store's lost-node
+    nodes of the PoD group (``npuops_pod_group``) for both, also in the part ``before`` (the PoD part never connects to them; the store's lost-node
     records say which ones the node parts lost)."""
     task_vars = task_vars or {}
-    if run_part(task_vars) == 'pod':
+    if run_part(task_vars) in POD_PARTS:
         group = task_vars.get('npuops_pod_group') or DEFAULT_GROUP
         nodes = (task_vars.get('groups') or {}).get(group)
         if not nodes:

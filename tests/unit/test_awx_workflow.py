@@ -22,7 +22,9 @@ def driver():
 def site_stage_tags():
     with open(os.path.join(ROOT, 'playbooks', 'site.yml'), encoding='utf-8') as handle:
         plays = yaml.safe_load(handle)
-    return [tag for play in plays for tag in play.get('tags') or [] if tag.startswith('stage')]
+    # the stage plays (the plays that end stage 4's PoD part in a run in parts carry its tags too)
+    return [tag for play in plays if play['name'].startswith('Stage ') for tag in play.get('tags') or []
+            if tag.startswith('stage')]
 
 
 def test_the_workflow_runs_every_stage_of_site_yml_once_in_order_and_slices_only_node_parts():
@@ -34,11 +36,12 @@ def test_the_workflow_runs_every_stage_of_site_yml_once_in_order_and_slices_only
         assert template['playbook'] == 'playbooks/site.yml'
         part = template['extra_vars']['npuops_run_part']
         tags = node.get('job_tags') or template.get('job_tags')
-        assert tags in site_stage_tags() and node['identifier'] == '%s-%s' % (tags, {'nodes': 'nodes', 'pod': 'pod',
-                                                                                     'all': 'whole'}[part])
-        # only node parts are sliced; the PoD part and stage 4 are one job each
+        assert tags in site_stage_tags() and node['identifier'] == '%s-%s' % (tags, part)
+        # only node parts are sliced; the PoD parts and the part before of stage 4 are one job each
         assert (template['job_slice_count'] > 1) == (part == 'nodes')
-        if part != 'all':
+        if part == 'before':
+            assert template['job_tags'] == 'stage4'  # only stage 4 has a part before its node parts
+        else:
             assert template['ask_tags_on_launch'] is True  # the node gives the stage's tags
         # a node part always goes on to its PoD part (the gate there judges the store, lost nodes included); every
         # other edge is on success, so a failed gate stops the workflow
@@ -52,7 +55,8 @@ def test_the_workflow_runs_every_stage_of_site_yml_once_in_order_and_slices_only
     expected = []
     for stage in range(10):
         if stage == 4:
-            expected.append((4, 'all'))  # stage 4 changes every node's ports between two benchmarks: whole
+            # the lock and the benchmark before the change, the slices' changes, the benchmark after and the gate
+            expected += [(4, 'before'), (4, 'nodes'), (4, 'pod')]
         elif stage == 9:
             expected.append((9, 'pod'))  # stage 9 is a PoD part only
         else:

@@ -32,10 +32,13 @@ WINDOW_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ hostvars\['localhost'\]\.roc
 # the stage plays of site.yml: the group its settings play makes of the nodes the run goes on with, on one of them in the
 # PoD part of a run in parts (npuops_run_part, an extra var: a play's hosts are templated before any role default exists)
 PART_HOSTS_LINE = re.compile(r'''^\s*hosts: (?:npuops_run_nodes|"npuops_run_nodes\{\{ '\[0\]' if '''
-                             r'''npuops_run_part \| default\('all'\) == 'pod' else '' \}\}")(\s+#.*)?\s*$''')
-# the settings play of site.yml: the PoD group, or its first node in the PoD part
+                             r'''npuops_run_part \| default\('all'\) in \['pod', 'before'\] else '' \}\}")(\s+#.*)?\s*$''')
+# the plays that end stage 4's PoD part of a run in parts: no host outside it
+POD_PART_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ 'npuops_run_nodes(?:\[0\])?' if npuops_run_part \| default\('all'\) == 'pod' '''
+                                 r'''else 'npuops_run_nodes:!npuops_run_nodes' \}\}"\s*$''')
+# the settings play of site.yml: the PoD group, or its first node in the PoD parts (pod, and before of stage 4)
 SETTINGS_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ npuops_pod_group \| default\('([^']*)'\) \}\}\{\{ '\[0\]' if '''
-                                 r'''npuops_run_part \| default\('all'\) == 'pod' else '' \}\}"\s*$''')
+                                 r'''npuops_run_part \| default\('all'\) in \['pod', 'before'\] else '' \}\}"\s*$''')
 # npuops_<x> | default( - not hostvars[...].npuops_<x> (another host's inventory value, without role defaults)
 DEFAULTED = re.compile(r'(?<![\w.\]\'"])(npuops_[a-z0-9_]+)\s*\|\s*default\(')
 USES = re.compile(r'\b((?:npuops|pod_defaults)_[a-z0-9_]+)\b')
@@ -167,7 +170,7 @@ def test_no_role_or_playbook_defaults_a_pod_wide_variable_again():
     for path in _sources():
         with open(path, encoding='utf-8') as handle:
             for number, line in enumerate(handle, 1):
-                if PART_HOSTS_LINE.match(line):
+                if PART_HOSTS_LINE.match(line) or POD_PART_HOSTS_LINE.match(line):
                     continue
                 hosts = HOSTS_LINE.match(line) or WINDOW_HOSTS_LINE.match(line) or SETTINGS_HOSTS_LINE.match(line)
                 if hosts:

@@ -219,3 +219,20 @@ def test_an_early_entry_point_checks_every_option_of_main_the_same_way(role):
         for key in ("type", "choices", "elements", "required", "options"):
             assert early[name].get(key) == spec.get(key), "%s: %s %s differs between main and %s" % (role, name, key, entry)
     assert os.path.isfile(os.path.join(ROOT, "roles", role, "tasks", "%s.yml" % entry)), "roles/%s/tasks/%s.yml" % (role, entry)
+
+
+def test_stage_4s_pod_part_ends_in_two_plays_that_match_no_host_outside_it():
+    plays = _site()
+    names = [str(play.get("name", "")) for play in plays]
+    at = [index for index, name in enumerate(names) if name.startswith("Stage 4 ")][0]
+    ecn, end = plays[at + 1], plays[at + 2]
+    assert names[at + 3].startswith("Stage 5 ")
+    for play, entry, hosts in ((ecn, "ecn", "npuops_run_nodes"), (end, "pod_end", "npuops_run_nodes[0]")):
+        assert play["tags"] == plays[at]["tags"] == ["stage4", "roce_lossless"], play["name"]
+        assert play["hosts"] == ("{{ '%s' if npuops_run_part | default('all') == 'pod' else "
+                                 "'npuops_run_nodes:!npuops_run_nodes' }}" % hosts)
+        args = play["tasks"][0]["ansible.builtin.import_role"]
+        assert args == {"name": "npuops.ascend.roce_lossless", "rolespec_validate": False, "tasks_from": entry}
+        assert os.path.exists(os.path.join(ROOT, "roles", "roce_lossless", "tasks", entry + ".yml"))
+    # the ECN reads never stop the run before the lock is released; the gate play stops it
+    assert "any_errors_fatal" not in ecn and end["any_errors_fatal"] is True

@@ -2,7 +2,7 @@
 # make test: every check, in four lanes that run side by side once `make setup` is done.
 #   checks:      lint changelog-lint docs-check galaxy-importer sanity core219 compat unit
 #   molecule:    the molecule scenarios (PoDs on 127.0.2, 127.0.10, 127.0.12)
-#   integration: tests/integration (PoDs on 127.0.4, 127.0.13, 127.0.15)
+#   integration: tests/integration (PoDs on 127.0.4, 127.0.13, 127.0.15, 127.0.16)
 #   bench:       bench-smoke (PoD on 127.0.5)
 # The PoD lanes mostly wait (SSH round trips, simulated tool latency, link flaps; the bench smoke
 # also the naive playbooks' fixed sleeps) while the checks lane mostly computes, so together they

@@ -13,6 +13,11 @@ same instant see each other, and a stale lock is taken over by one of them only.
 - A lock taken on another controller cannot be checked from here: it is never taken over.
 - A lock file that cannot be read is never taken over either; the message tells the operator to remove it.
 - Release removes the file only when it is still this run's.
+
+A run in parts (site.yml with npuops_run_part, docs/awx.md) plays stage 4 in several jobs, each its own process, maybe on
+another execution node: its part ``before`` takes the lock for the run (``parts``: no process, no controller), the node
+parts check that their run holds it (:func:`check_held`) and the PoD part releases it. Such a lock is never stale by a
+process: another run waits for that run's PoD part of stage 4, or the operator removes the file.
 """
 
 from __future__ import annotations
@@ -101,26 +106,41 @@ def alive(pid, start, proc='/proc'):
     return now is None or str(now) == str(start)
 
 
-def holder(run, pod, playbook, pid=None, proc='/proc', host=None, user=None, started=None):
-    """The record this run writes into the lock."""
+def holder(run, pod, playbook, pid=None, proc='/proc', host=None, user=None, started=None, parts=False):
+    """The record this run writes into the lock; with ``parts``, the lock of a run in parts (held by its run id, not by
+    a process)."""
+    if parts:
+        return {'format': FORMAT, 'version': VERSION, 'pod': str(pod), 'run': str(run), 'playbook': str(playbook or '?'),
+                'parts': True, 'pid': None, 'pid_start': None, 'host': host or socket.gethostname(),
+                'user': user or _user(), 'started': started or time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
     pid = controller_pid(proc=proc) if pid is None else int(pid)
     if user is None:
-        try:
-            user = getpass.getuser()
-        except Exception:  # pylint: disable=broad-except  # no name for the uid: the number does
-            user = str(os.getuid())
+        user = _user()
     return {'format': FORMAT, 'version': VERSION, 'pod': str(pod), 'run': str(run), 'playbook': str(playbook or '?'),
             'pid': pid, 'pid_start': process_start(pid, proc), 'host': host or socket.gethostname(), 'user': user,
             'started': started or time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
 
 
+def _user():
+    try:
+        return getpass.getuser()
+    except Exception:  # pylint: disable=broad-except  # no name for the uid: the number does
+        return str(os.getuid())
+
+
 def _same(one, other):
+    if isinstance(one, dict) and isinstance(other, dict) and (one.get('parts') or other.get('parts')):
+        # a run in parts holds the lock by its run id, whichever job and controller of the run looks
+        return bool(one.get('parts')) == bool(other.get('parts')) and one.get('run') == other.get('run') \
+            and one.get('pod') == other.get('pod')
     keys = ('run', 'pid', 'pid_start', 'host')
     return isinstance(one, dict) and isinstance(other, dict) and all(one.get(k) == other.get(k) for k in keys)
 
 
 def describe(info):
     """'run R, playbook P, pid N, started T' (with the controller when it is not this one)."""
+    if info.get('parts'):
+        return 'run %s in parts, %s, started %s' % (info.get('run'), info.get('playbook'), info.get('started'))
     return 'run %s, %s, pid %s%s, started %s' % (
         info.get('run'), info.get('playbook'), info.get('pid'),
         '' if info.get('host') == socket.gethostname() else ' on the controller %s' % info.get('host'), info.get('started'))
@@ -194,6 +214,11 @@ def acquire(path, info, proc='/proc'):
         if _same(current, info):
             return {'taken_over': None, 'again': True}
         pod = info.get('pod')
+        if current.get('parts'):
+            raise LockError(
+                '%s holds the lock %s for PoD %s: its PoD part of stage 4 releases it (ansible-playbook '
+                'npuops.ascend.site -e npuops_run_part=pod -e npuops_run_id=%s --tags stage4); wait for it, or remove %s '
+                'if that run is gone. %s' % (describe(current), path, pod, current.get('run'), path, NOTHING))
         if current.get('host') != info.get('host'):
             raise LockError(
                 'another change window (%s) holds the lock %s for PoD %s; this controller cannot see whether that run '
@@ -205,6 +230,29 @@ def acquire(path, info, proc='/proc'):
         os.unlink(path)
         _create(path, info)
         return {'taken_over': current, 'again': False}
+
+
+def check_held(path, info, proc='/proc'):
+    """LockError unless the lock at ``path`` is held by ``info`` (the node part of a run in parts: its part before
+    took it). Returns the holder."""
+    directory = os.path.dirname(path) or '.'
+    current = None
+    if os.path.isdir(directory):
+        with _DirLock(directory):
+            current = _read(path)
+    stale = current is not None and not current.get('parts') and current.get('host') == info.get('host') \
+        and not alive(current.get('pid'), current.get('pid_start'), proc)
+    if current is None or stale:
+        raise LockError(
+            'no run holds the lock %s of PoD %s%s: the node part of stage 4 of run %s changes ports only after the part '
+            'before took it (ansible-playbook npuops.ascend.site -e npuops_run_part=before -e npuops_run_id=%s --tags '
+            'stage4). %s' % (path, info.get('pod'), ' (%s left it, its process is gone)' % describe(current) if stale else '',
+                             info.get('run'), info.get('run'), NOTHING))
+    if not _same(current, info):
+        raise LockError('the lock %s of PoD %s is held by another run (%s), not by run %s in parts: wait for it, then run '
+                        'the part before of stage 4 of this run again. %s'
+                        % (path, info.get('pod'), describe(current), info.get('run'), NOTHING))
+    return current
 
 
 def release(path, info):

@@ -399,6 +399,24 @@ def record_data(record, blockers=None):
     return data
 
 
+def cnp_reading(read, before=None):
+    """What a node's record keeps of the CNP counters read after the change (an hccn_info result with the query
+    ``stat``): per device its ``stat`` and, from ``before`` (the precheck's reading), its LLDP neighbour, so that the
+    ECN check of a PoD part names the switch port as the node's own check does."""
+    devices = (read or {}).get('devices') if isinstance(read, Mapping) else None
+    known = (before or {}).get('devices') if isinstance(before, Mapping) else None
+    out = {}
+    for key, entry in (devices or {}).items() if isinstance(devices, Mapping) else []:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get('stat'), Mapping):
+            continue
+        kept = {'stat': dict(entry['stat'])}
+        lldp = ((known or {}).get(key) or (known or {}).get(str(key)) or {}) if isinstance(known, Mapping) else {}
+        if isinstance(lldp, Mapping) and isinstance(lldp.get('lldp'), Mapping):
+            kept['lldp'] = dict(lldp['lldp'])
+        out[str(key)] = kept
+    return {'devices': out}
+
+
 def node_report(record, host, run_id, check_mode, steps):
     """The node's JSON report of stage 4 (``<host>.json``)."""
     record = record or {}

@@ -291,6 +291,88 @@ def test_the_record_step_writes_the_stage_4_record_and_the_report_of_the_node(tm
     assert not path.exists()
 
 
+def cnp(tx, rx):
+    return {'devices': dict((str(d), {'stat': {'roce_tx_cnp_pkt_num': tx, 'roce_rx_cnp_pkt_num': rx}}) for d in range(2))}
+
+
+def test_the_pod_step_keeps_both_benchmarks_and_the_findings_of_the_pod_in_the_pod_record(tmp_path):
+    expected = {'expected_gb_s': 117.6, 'gate_gb_s': 94.08, 'basis': 'expected 117.6 GB/s'}
+    out = step(tmp_path, Node(), step='pod', phase='before', hosts=HOSTS, result={'peak_busbw_gb_s': 3.0, 'rows': []},
+               expected=expected)
+    assert out['findings'] == [] and out['bench'] == {'before': {'peak_busbw_gb_s': 3.0, 'rows': []}}
+    # the PoD part, another job: the benchmark after the change below the gate, node03 the slow node
+    slow = {'peak_busbw_gb_s': 44.9, 'rows': [{}], 'below_band': True,
+            'band': {'low_gb_s': 94.08, 'percent': [80.0, 100], 'theory_gb_s': 117.6}}
+    pairwise = {'culprits': ['node03'], 'culprit': 'node03', 'msg': 'node03 is in every slow pair'}
+    out = step(tmp_path, Node(), step='pod', phase='after', hosts=HOSTS, result=slow, expected=expected,
+               pairwise=pairwise)
+    assert [(f['host'], f['check']) for f in out['findings']] == [('node03', 'busbw'), ('node03', 'pairwise')]
+    assert out['findings'][0]['msg'].endswith('; expected 117.6 GB/s')
+    assert sorted(out['bench']) == ['after', 'before'] and out['bench']['before']['peak_busbw_gb_s'] == 3.0
+    with open(out['path'], encoding='utf-8') as handle:
+        stored = json.load(handle)
+    assert stored['schema'] == 'npuops.ascend/pod-record' and stored['stage'] == 4 and stored['run'] == RUN
+    assert stored['findings'] == out['findings'] and stored['data']['pairwise'] == pairwise
+    # no slow node singled out: the finding names the first node of the PoD, never every node
+    out = step(tmp_path, Node(), step='pod', phase='after', hosts=HOSTS, result=slow, expected=expected)
+    assert [f['host'] for f in out['findings']] == ['node01']
+
+
+AT_GATE = {'peak_busbw_gb_s': 136.5, 'rows': [{}], 'below_band': False}
+
+
+def test_the_ecn_step_reads_the_counters_again_only_after_a_benchmark_at_the_gate_and_adds_to_the_record(tmp_path):
+    before = {'devices': dict((str(d), {'lldp': {'ifname': '200GE1/0/%d' % d, 'system_name': 'leaf-01'}})
+                              for d in range(2))}
+    record = planned_record(tmp_path)
+    step(tmp_path, Node(), step='record', record=record, cnp=cnp(7, 7), before=before, report=False)
+    path = tmp_path / RUN / 'nodes' / H / 'stage4.json'
+    stored = json.loads(path.read_text(encoding='utf-8'))
+    assert stored['data']['cnp']['devices']['1'] == {'stat': {'roce_tx_cnp_pkt_num': 7, 'roce_rx_cnp_pkt_num': 7},
+                                                     'lldp': before['devices']['1']['lldp']}
+    assert stored['status'] == 'passed'
+    # below the gate (the PoD record says) the counters tell nothing about ECN: nothing is read
+    slow = {'peak_busbw_gb_s': 44.9, 'rows': [{}], 'below_band': True,
+            'band': {'low_gb_s': 94.08, 'percent': [80.0, 100], 'theory_gb_s': 117.6}}
+    step(tmp_path, Node(), step='pod', phase='after', hosts=HOSTS, result=slow)
+    node = Node()
+    out = step(tmp_path, node, step='ecn', devices=[0, 1], intent=dict(INTENT))
+    assert node.calls == [] and out['findings'] == [] and 'did not reach the gate' in out['msg']
+    # at the gate: node02's counters did not grow, so its ports saw no ECN mark; the record fails with them
+    step(tmp_path, Node(), step='pod', phase='after', hosts=HOSTS, result=AT_GATE)
+    node = Node(cnp(7, 7))
+    out = step(tmp_path, node, step='ecn', devices=[0, 1], intent=dict(INTENT), ecn_severity='fail')
+    assert node.names() == ['hccn_info'] and node.calls[0][1]['queries'] == ['stat'] and node.calls[0][2] is False
+    assert [(f['host'], f['device'], f['severity']) for f in out['findings']] == [(H, 0, 'fail'), (H, 1, 'fail')]
+    assert 'switch leaf-01 port 200GE1/0/1' in out['findings'][1]['msg']
+    stored = json.loads(path.read_text(encoding='utf-8'))
+    assert stored['status'] == 'failed' and [f['check'] for f in stored['findings']] == ['switch_ecn', 'switch_ecn']
+    assert stored['data']['switch_findings'] == out['findings']
+    # again, with the counters grown: the findings of the last check replace those of the first
+    out = step(tmp_path, Node(cnp(9, 9)), step='ecn', devices=[0, 1], intent=dict(INTENT), ecn_severity='fail')
+    stored = json.loads(path.read_text(encoding='utf-8'))
+    assert out['findings'] == [] and stored['status'] == 'passed' and stored['data']['switch_findings'] == []
+    # a node whose counters cannot be read: a warning in its record, not the end of the run
+    out = step(tmp_path, Node({'failed': True, 'msg': 'hccn_tool: timeout'}), step='ecn', devices=[0, 1],
+               intent=dict(INTENT))
+    assert [f['severity'] for f in out['findings']] == ['warn'] and 'hccn_tool: timeout' in out['findings'][0]['msg']
+
+
+def test_the_ecn_step_without_the_counters_of_the_change_reads_nothing(tmp_path):
+    step(tmp_path, Node(), step='pod', phase='after', hosts=HOSTS, result=AT_GATE)
+    node = Node()
+    out = step(tmp_path, node, step='ecn', devices=[0, 1], intent=dict(INTENT))
+    assert node.calls == [] and 'no record of stage 4' in out['msg']
+    step(tmp_path, Node(), step='record', record=planned_record(tmp_path), report=False)
+    out = step(tmp_path, node, step='ecn', devices=[0, 1], intent=dict(INTENT))
+    assert node.calls == [] and 'holds no CNP counters' in out['msg']
+
+
+def test_the_pod_step_needs_its_phase(tmp_path):
+    with pytest.raises(AnsibleActionFail, match='step pod needs phase'):
+        step(tmp_path, Node(), step='pod', hosts=HOSTS)
+
+
 # ---- precheck -------------------------------------------------------------------------------------------------------
 
 def test_the_precheck_reads_once_and_sets_what_the_assert_and_the_change_read(tmp_path):

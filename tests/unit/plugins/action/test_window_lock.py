@@ -169,6 +169,65 @@ def test_runs_that_start_together_get_one_lock(tmp_path):
     assert len([o for o in outcomes if isinstance(o, str) and 'holds the lock' in o]) == 7
 
 
+def parts(run='run-parts-1', host=None):
+    return lock.holder(run, 'ascend_pod', 'site.yml', parts=True, host=host, started='2026-12-05T21:00:00Z')
+
+
+def test_a_run_in_parts_holds_the_lock_by_its_run_id_across_jobs_and_controllers(tmp_path):
+    path = lock.lock_path(str(tmp_path), 'ascend_pod')
+    taken = parts()
+    assert taken['parts'] is True and taken['pid'] is None
+    assert lock.acquire(path, taken) == {'taken_over': None, 'again': False}
+    # a node part of the same run, another job on another execution node, finds it held
+    other_job = parts(host='execution-node-2')
+    assert lock.check_held(path, other_job)['run'] == 'run-parts-1'
+    assert lock.acquire(path, other_job)['again'] is True
+    # another run in parts, a change window, a node part of another run: refused, naming the run and how it ends
+    for intruder in (parts(run='run-parts-2'), info(run='20261205T210100Z')):
+        with pytest.raises(lock.LockError) as caught:
+            lock.acquire(path, intruder)
+        text = str(caught.value)
+        assert 'run run-parts-1 in parts' in text and '-e npuops_run_part=pod -e npuops_run_id=run-parts-1' in text
+        assert path in text and lock.NOTHING in text
+    with pytest.raises(lock.LockError, match='held by another run .*run run-parts-1 in parts.*not by run run-parts-2'):
+        lock.check_held(path, parts(run='run-parts-2'))
+    # the same run id without parts (one run of site.yml) does not hold it either
+    with pytest.raises(lock.LockError, match='held by another run'):
+        lock.check_held(path, info(run='run-parts-1'))
+    # the PoD part releases it, from any job of the run
+    assert lock.release(path, parts(host='execution-node-3'))['released'] is True
+    assert not os.path.exists(path)
+
+
+def test_a_node_part_without_the_part_before_is_refused_naming_it(tmp_path):
+    path = lock.lock_path(str(tmp_path / 'reports'), 'ascend_pod')
+    with pytest.raises(lock.LockError) as caught:
+        lock.check_held(path, parts())
+    assert '-e npuops_run_part=before -e npuops_run_id=run-parts-1 --tags stage4' in str(caught.value)
+    assert not os.path.exists(path)
+
+
+def test_a_node_part_finds_a_lock_left_by_a_gone_process_not_held_and_says_to_run_the_part_before(tmp_path):
+    path = lock.lock_path(str(tmp_path), 'ascend_pod')
+    lock.acquire(path, info(run='whole-slow', pid=dead_pid()))  # one run of site.yml that stopped at its gate
+    with pytest.raises(lock.LockError) as caught:
+        lock.check_held(path, parts())
+    text = str(caught.value)
+    assert text.startswith('no run holds the lock') and 'run whole-slow' in text and 'its process is gone' in text
+    assert '-e npuops_run_part=before -e npuops_run_id=run-parts-1' in text
+    # the part before takes it over, with the warning of a stale lock
+    assert lock.acquire(path, parts())['taken_over']['run'] == 'whole-slow'
+
+
+def test_a_lock_of_a_run_in_parts_is_never_stale_by_a_process(tmp_path):
+    path = lock.lock_path(str(tmp_path), 'ascend_pod')
+    lock.acquire(path, parts())
+    with pytest.raises(lock.LockError, match='remove .* if that run is gone'):
+        lock.acquire(path, info(run='20261205T210200Z', pid=dead_pid()))
+    with open(path) as handle:
+        assert json.load(handle)['run'] == 'run-parts-1'
+
+
 def test_controller_pid_is_the_nearest_ansible_playbook_ancestor(tmp_path):
     proc = tmp_path / 'proc'
     for pid, ppid, argv in ((40, 1, ['/usr/bin/python3', '/venv/bin/ansible-playbook', 'site.yml']),
