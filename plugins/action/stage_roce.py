@@ -250,9 +250,14 @@ class ActionModule(StageAction):
                 missing[host] = 'its check record of stage 4 holds no LLDP data (the precheck ran without the switch files)'
         if missing:
             lines = ['%s: %s' % (host, missing[host]) for host in hosts if host in missing]
+            if args['phase'] == 'after':  # the PoD part of a run in parts: the node parts changed their nodes already
+                state = ('the node parts of stage 4 may have changed the other nodes; the PoD part keeps the lock of the '
+                         'ports: run the node parts that are missing, then this PoD part again')
+            else:
+                state = 'nothing was changed on any node'
             return dict(changed=False, failed=True, msg=(
-                'The neighbour map of the switch files cannot be built: %d node(s) have no LLDP data of run %s; nothing '
-                'was changed on any node: %s' % (len(lines), run_id, ' | '.join(lines))))
+                'The neighbour map of the switch files cannot be built: %d node(s) have no LLDP data of run %s; %s: %s'
+                % (len(lines), run_id, state, ' | '.join(lines))))
         neighbours = switch_neighbours([records[host]['data']['lldp'] for host in hosts])
         return dict(changed=False, neighbours=neighbours,
                     msg='%d NPU port(s) seen on %d switch(es), %d not seen' % (

@@ -281,7 +281,9 @@ options:
         of a run in parts (O(step=ecn)).
     type: raw
   phase:
-    description: With O(step=pod), V(before) or V(after) the change.
+    description:
+      - With O(step=pod), V(before) or V(after) the change. With O(step=neighbours), V(after) when the node parts of a
+        run in parts changed the nodes already (the message of a missing node says so).
     type: str
     choices: [before, after]
   result:

@@ -368,6 +368,14 @@ def test_the_ecn_step_without_the_counters_of_the_change_reads_nothing(tmp_path)
     assert node.calls == [] and 'holds no CNP counters' in out['msg']
 
 
+def test_the_neighbour_map_of_a_pod_part_says_the_node_parts_changed_the_ports(tmp_path):
+    out = step(tmp_path, Node(), step='neighbours', hosts=['node01', 'node02'])
+    assert out['failed'] and 'nothing was changed on any node' in out['msg'] and 'node01: no check record' in out['msg']
+    out = step(tmp_path, Node(), step='neighbours', hosts=['node01', 'node02'], phase='after')
+    assert out['failed'] and 'nothing was changed' not in out['msg']
+    assert 'the PoD part keeps the lock of the ports: run the node parts that are missing' in out['msg']
+
+
 def test_the_pod_step_needs_its_phase(tmp_path):
     with pytest.raises(AnsibleActionFail, match='step pod needs phase'):
         step(tmp_path, Node(), step='pod', hosts=HOSTS)
