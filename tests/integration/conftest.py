@@ -113,6 +113,21 @@ def take_down(pod):
     subprocess.run([PODCTL, "down", "--base", pod.base], capture_output=True, timeout=120, check=False)
 
 
+def own_pod(tmp_path_factory, name, prefix, count, prepare=None):
+    """A module's own PoD of ``count`` nodes on ``prefix`` (skipped as the session's PoD is), taken down after it;
+    ``prepare(pod)`` runs on it first. A generator for a fixture to ``yield from``."""
+    reason = _skip_reason(prefix, count)
+    if reason:
+        pytest.skip(reason)
+    pod = bring_up(str(tmp_path_factory.mktemp(name)), prefix, count, GROUP_VARS)
+    try:
+        if prepare is not None:
+            prepare(pod)
+        yield pod
+    finally:
+        take_down(pod)
+
+
 @pytest.fixture(scope="session")
 def pod(tmp_path_factory):
     reason = _skip_reason()

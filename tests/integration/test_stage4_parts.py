@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import GROUP_VARS, REPO, _skip_reason, bring_up, take_down
+from conftest import REPO, own_pod
 
 PREFIX = os.environ.get("NPUOPS_IT_PARTS4_PREFIX", "127.0.16")
 FOUR = ["node%02d" % i for i in range(1, 5)]
@@ -24,14 +24,7 @@ SIM = "/usr/local/sbin/npu-sim"
 
 @pytest.fixture(scope="module")
 def four(tmp_path_factory):
-    reason = _skip_reason(PREFIX, len(FOUR))
-    if reason:
-        pytest.skip(reason)
-    pod = bring_up(str(tmp_path_factory.mktemp("parts4")), PREFIX, len(FOUR), GROUP_VARS)
-    try:
-        yield pod
-    finally:
-        take_down(pod)
+    yield from own_pod(tmp_path_factory, "parts4", PREFIX, len(FOUR))
 
 
 def _in_parts(pod, run_id, *extra):

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from conftest import GROUP_VARS, _skip_reason, bring_up, take_down
+from conftest import own_pod
 
 PREFIX = os.environ.get("NPUOPS_IT_DOMAIN_PREFIX", "127.0.15")
 SIX = ["node%02d" % i for i in range(1, 7)]
@@ -22,17 +22,11 @@ FLAP_S = 1.0  # bring_up's --flap-seconds
 
 @pytest.fixture(scope="module")
 def racks(tmp_path_factory):
-    reason = _skip_reason(PREFIX, len(SIX))
-    if reason:
-        pytest.skip(reason)
-    pod = bring_up(str(tmp_path_factory.mktemp("domains")), PREFIX, len(SIX), GROUP_VARS)
-    try:
+    def rack_b(pod):
         for node in SIX[3:]:
             pod.node(node, "sh", "-c", 'for d in 0 1 2 3 4 5 6 7; do "$0" state set npus.$d.net.lldp.system_name '
                      '"\\"rackB-leaf-0$((d / 2 + 1))\\"" >/dev/null || exit 1; done', SIM)
-        yield pod
-    finally:
-        take_down(pod)
+    yield from own_pod(tmp_path_factory, "domains", PREFIX, len(SIX), rack_b)
 
 
 def _flaps(pod, node):
