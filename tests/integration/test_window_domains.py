@@ -1,14 +1,15 @@
 """The change window's batches follow failure domains (playbooks/roce_lossless.yml, roce_lossless_batch_domain).
 
 A 6-node PoD of its own whose nodes hang on two groups of leaf switches (node01-03 on leaf-01..04, node04-06 on
-rackB-leaf-01..04, set in the simulator's LLDP data): with batches of 2 by switch, the nodes' own call logs show the
-batches node01+node02, node03, node04+node05, node06, never more than 2 nodes with links down at once and never two
-domains at once. Inventory groups as domains (check mode) give the batches in the groups' order, and a node in no
+rackB-leaf-01..04, set in the simulator's LLDP data): with batches of 2 by switch, the window sets the ports of
+node01+node02, node03, node04+node05, node06, and the nodes' own call logs show them in that order, never more than 2
+nodes with links down at once and never two domains at once. Inventory groups as domains (check mode) give the batches in the groups' order, and a node in no
 listed group stops the window before any change.
 """
 
 import json
 import os
+import re
 
 import pytest
 
@@ -45,19 +46,17 @@ def test_batches_by_leaf_switch_take_one_domain_down_at_a_time(racks):
             "rackB-leaf-03+rackB-leaf-04: node04, node05, node06), 4 batch(es) of at most 2 node(s)") in out
     flaps = dict((node, _flaps(racks, node)) for node in SIX)
     assert all(flaps.values()), flaps
-    # the batches, in the order the nodes were changed: a node whose first set came while the current batch was still
-    # setting its ports (before its last set plus half a flap) is in that batch; the next batch starts only after the
-    # current one's links came back (a flap and the check after its last set), however loaded the machine
-    firsts = sorted((min(times), max(times), node) for node, times in flaps.items())
-    batches = []
-    for start, last, node in firsts:
-        if batches and start < batches[-1][0] + FLAP_S / 2:
-            batches[-1][1].append(node)
-            batches[-1][0] = max(batches[-1][0], last)
-        else:
-            batches.append([last, [node]])
-    assert [sorted(nodes) for _last, nodes in batches] == [["node01", "node02"], ["node03"], ["node04", "node05"],
-                                                           ["node06"]]
+    # the batches as the window ran them (the nodes of each run of its set task), and in that order on the nodes: no
+    # node of a batch sets a port before every node of the batch before it set its last one and that link's flap was
+    # over (the window waits for the links to come back), however loaded the machine
+    batches = [["node01", "node02"], ["node03"], ["node04", "node05"], ["node06"]]
+    ran = [sorted(set(re.findall(r"^(?:changed|ok): \[(node\d+)\]", chunk, re.M))) for chunk in out.split("TASK [")[1:]
+           if chunk.startswith("npuops.ascend.roce_lossless : Set the MTU, PFC and DSCP map of every NPU port")]
+    assert ran == batches, ran
+    for before, after in zip(batches, batches[1:]):
+        done = max(max(flaps[node]) for node in before)
+        start = min(min(flaps[node]) for node in after)
+        assert start >= done + FLAP_S, (before, after, done, start)
     # the blast radius: at any moment, the nodes whose links are down
     intervals = [(t, t + FLAP_S, node) for node, times in flaps.items() for t in times]
     domain = dict((node, "A" if node in SIX[:3] else "B") for node in SIX)
