@@ -6,7 +6,11 @@ benchmark's runs.
 ``step: compare`` measures the runs after tuning against the peak stage 1 used (or the operator's), checks that the
 benchmark was launched as stage 1 launched it, compares the measurement with the stage 1 baseline, writes
 ``<run dir>/stage9-regression/regression.json`` and records every node of the play (the findings name the node that
-ran the benchmark; ``skipped`` when nothing was measured). It runs in the controller's process and never connects to a
+ran the benchmark; ``skipped`` when nothing was measured). With the measurements a run kept after each tuning stage
+(npuops_measure_each_stage), it also says what each stage bought (``steps``: each against the one before it).
+
+``step: stage`` (npuops_measure_each_stage) measures the benchmark's runs made right after tuning stage ``stage`` and
+keeps the measurement in ``<run dir>/pod/measure-stage<N>.json`` for stage 9. It runs in the controller's process and never connects to a
 node. The decisions are in plugins/plugin_utils/bench.py (the measurement) and plugins/plugin_utils/regression.py (the
 launch check and the comparison), the store in plugins/plugin_utils/store.py.
 """
@@ -21,6 +25,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
 from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, regression, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.figures import figure
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'regression'
@@ -29,7 +34,8 @@ REPORT_DIR = 'stage9-regression'
 PERCENTS = ('improvement_pct', 'tolerance_pct', 'spread_warn_pct', 'spread_fail_pct')
 NOT_RUN = {'measured': False, 'reason': 'regression_run_enabled is false'}
 ARGUMENT_SPEC = dict(
-    step=dict(type='str', required=True, choices=['compare']),
+    step=dict(type='str', required=True, choices=['compare', 'stage']),
+    stage=dict(type='int'),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     run_enabled=dict(type='bool', default=True),
@@ -68,7 +74,7 @@ def baseline_peak(peak_tflops, baseline):
             'reason': baseline.get('mfu_note') or 'the stage 1 baseline records no peak'}
 
 
-def pod_report(run_id, args, check_mode, measurement, comparison, launch_check):
+def pod_report(run_id, args, check_mode, measurement, comparison, launch_check, steps=None):
     """The document of ``regression.json``: the run, the baseline it was compared with, the runs after tuning, the
     comparison and both launches."""
     baseline = dict(args['baseline'] or {}, path=args['baseline_path'])
@@ -77,6 +83,7 @@ def pod_report(run_id, args, check_mode, measurement, comparison, launch_check):
         'baseline': baseline, 'after': measurement if args['run_enabled'] else {}, 'comparison': comparison,
         'launch': {'before': (args['baseline'] or {}).get('launch'), 'after': args['launch'], 'check': launch_check},
         'improvement_pct': args['improvement_pct'], 'tolerance_pct': args['tolerance_pct'],
+        'steps': (steps or {}).get('rows') or [],
     }
 
 
@@ -86,6 +93,36 @@ class ActionModule(StageAction):
     NAME = 'stage_regression'
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
+    def _measure(self, args, baseline, pct):
+        return bench.baseline_measure(
+            args['results'], host=args['host'], warmup=args['warmup'], min_steps=args['min_steps'],
+            seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
+            peak_tflops=baseline_peak(args['peak_tflops'], baseline), warn_pct=pct['spread_warn_pct'],
+            fail_pct=pct['spread_fail_pct'])
+
+    def step_stage(self, args, run_id, task_vars):
+        stage = args['stage']
+        if stage not in store.MEASURED_STAGES:
+            raise AnsibleActionFail('%s: step stage needs stage, one of the tuning stages %s (got %r)'
+                                    % (self.NAME, ', '.join(str(s) for s in store.MEASURED_STAGES), stage))
+        baseline = args['baseline'] or {}
+        try:
+            pct = dict((name, float(args[name])) for name in PERCENTS)
+            measurement = self._measure(args, baseline, pct) if args['run_enabled'] else dict(NOT_RUN)
+        except (AnsibleFilterError, ValueError, TypeError) as exc:
+            raise AnsibleActionFail('%s: %s' % (self.NAME, to_native(getattr(exc, 'message', exc)))) from exc
+        record = store.make_measure(run_id, stage, regression.STAGE_ROLES.get(stage), args['host'], measurement,
+                                    check_mode=self.check_mode)
+        path = store.write_measure(args['run_dir'], record)
+        if measurement.get('measured'):
+            text = 'after stage %d: step time %s ms, %s tokens/s, MFU %s %% (spread %s %% over %d runs)' % (
+                stage, figure(measurement.get('mean_ms')), figure(measurement.get('tokens_per_s')),
+                figure(measurement.get('mfu_pct')), figure(measurement.get('spread_pct'), 3),
+                len(measurement.get('runs') or []))
+        else:
+            text = 'after stage %d: not measured (%s)' % (stage, measurement.get('reason') or 'no run')
+        return dict(changed=False, measurement=measurement, path=path, msg='%s: %s' % (args['host'] or 'this node', text))
+
     def step_compare(self, args, run_id, task_vars):
         active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         baseline = args['baseline'] or {}
@@ -94,11 +131,7 @@ class ActionModule(StageAction):
         try:
             pct = dict((name, float(args[name])) for name in PERCENTS)
             if args['run_enabled']:
-                measurement = bench.baseline_measure(
-                    args['results'], host=args['host'], warmup=args['warmup'], min_steps=args['min_steps'],
-                    seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
-                    peak_tflops=baseline_peak(args['peak_tflops'], baseline), warn_pct=pct['spread_warn_pct'],
-                    fail_pct=pct['spread_fail_pct'])
+                measurement = self._measure(args, baseline, pct)
             else:
                 measurement = dict(NOT_RUN)
             launch_check = None
@@ -108,20 +141,27 @@ class ActionModule(StageAction):
             comparison = regression.regression_compare(
                 measurement, baseline, host=args['host'], baseline_run=baseline_run, launch=launch_check, **pct)
             lines = regression.regression_lines(comparison, args['baseline_path'])
+            measures, problems = store.read_measures(args['run_dir'], run_id)
+            steps = regression.stage_steps(baseline, measures, host=args['host'], after=measurement,
+                                           improvement_pct=pct['improvement_pct'], tolerance_pct=pct['tolerance_pct'])
         except (AnsibleFilterError, ValueError, TypeError) as exc:
             raise AnsibleActionFail('%s: %s' % (self.NAME, to_native(getattr(exc, 'message', exc)))) from exc
+        for problem in problems:
+            self._display.warning('%s: %s' % (self.NAME, problem))
+        lines += regression.stage_step_lines(steps)
         measured = bool(measurement.get('measured'))
         written = []
+        findings = comparison['findings'] + steps['findings']
         for node in active:
-            record = store.make_record(run_id, node, STAGE, ROLE, comparison['findings'], skipped=not measured,
+            record = store.make_record(run_id, node, STAGE, ROLE, findings, skipped=not measured,
                                        check_mode=self.check_mode)
             written.append(store.write_record(args['run_dir'], record))
         out = dict(changed=False, measurement=measurement, launch_check=launch_check, comparison=comparison,
-                   lines=lines, records=written,
+                   steps=steps['rows'], lines=lines, records=written,
                    msg='recorded stage 9 (regression) of %d node(s): %s' % (len(written), comparison['verdict']))
         if args['report']:
             directory = os.path.join(args['run_dir'], REPORT_DIR)
-            document = pod_report(run_id, args, self.check_mode, measurement, comparison, launch_check)
+            document = pod_report(run_id, args, self.check_mode, measurement, comparison, launch_check, steps)
             try:
                 out['report'] = write_reports(directory, [{'name': 'regression.json',
                                                            'content': to_nice_json(document) + '\n'}])[0]

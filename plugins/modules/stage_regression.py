@@ -25,6 +25,13 @@ description:
     improvement, one worse by more than O(tolerance_pct) a regression, which fails the stage), and records every node
     of the play (C(<run_dir>/nodes/<node>/stage9.json); the findings name the node that ran the benchmark, C(skipped)
     when nothing was measured). With O(report), it writes C(<run_dir>/stage9-regression/regression.json).
+  - When the run kept measurements after its tuning stages (O(step=stage)), O(step=compare) also says what each stage
+    bought - each measurement against the one before it (the stage 1 baseline for the first, stage 9's own run last)
+    - in C(steps) and in C(regression.json); a stage after which the step time, tokens/s or MFU moved the wrong way by
+    more than the larger of O(tolerance_pct) and the spreads of the two measurements is a warning naming that stage.
+  - O(step=stage) (C(npuops_measure_each_stage)) measures the runs made right after tuning stage O(stage) as
+    O(step=compare) does and keeps the measurement in C(<run_dir>/pod/measure-stage<N>.json); it compares nothing
+    and records no node.
   - With O(run_enabled=false) nothing is measured (C(regression_run_enabled is false)) and every node is recorded as
     skipped.
   - Runs in the controller's process and never connects to a node; never reports a change. The records and the report
@@ -34,7 +41,10 @@ options:
     description: Which part; see the description.
     type: str
     required: true
-    choices: [compare]
+    choices: [compare, stage]
+  stage:
+    description: The tuning stage just run (4 to 8), for O(step=stage).
+    type: int
   run_enabled:
     description: Whether stage 9 ran the benchmark (C(regression_run_enabled)).
     type: bool
@@ -146,27 +156,41 @@ launch_check:
   description:
     - The check of the launch against stage 1's (C(comparable), C(same), C(declared), C(differences), C(findings),
       C(before_recorded)); null without O(launch).
-  returned: always
+  returned: when step is compare
   type: dict
 comparison:
   description:
     - The comparison with the baseline - C(host), C(compared), C(reason), C(metrics) (C(metric), C(label), C(unit),
       C(before), C(after), C(change_pct), C(verdict)), C(improved), C(regressed), C(verdict) and C(findings).
-  returned: always
+  returned: when step is compare
   type: dict
+steps:
+  description:
+    - For O(step=compare), what each tuning stage bought, one row per measurement this run kept after a stage and one
+      for stage 9 - C(stage), C(role), C(host), C(against), C(measured), C(reason), C(spread_pct), C(runs_ms),
+      C(margin_pct), C(metrics) (C(metric), C(label), C(unit), C(before), C(after), C(change_pct), C(gain_pct)),
+      C(worse), C(better) and C(verdict) (improved, unchanged, worse, not run, not compared); empty when the run kept
+      none.
+  returned: when step is compare
+  type: list
+  elements: dict
+path:
+  description: For O(step=stage), the file the measurement was kept in.
+  returned: when step is stage
+  type: str
 lines:
   description: The before and after in lines, for the run's output.
-  returned: always
+  returned: when step is compare
   type: list
   elements: str
 records:
   description: The records written, one per node.
-  returned: always
+  returned: when step is compare
   type: list
   elements: str
 report:
   description: The report written (C(regression.json)).
-  returned: when report is true
+  returned: when step is compare and report is true
   type: str
 msg:
   description: How many nodes were recorded, and the verdict.

@@ -194,3 +194,113 @@ def regression_lines(comparison, baseline=None):
             out.append('%s %s -> %s %s (%s %%): %s' % (row['label'], figure(row['before']), figure(row['after']), row['unit'],
                                                        signed(row['change_pct']), row['verdict']))
     return out
+
+
+# ---- what each tuning stage bought (npuops_measure_each_stage) ------------------------------------------------------
+
+STAGE_ROLES = {4: 'roce_lossless', 5: 'hccl_env', 6: 'numa_bind', 7: 'mindie_config', 8: 'io_check'}
+# metric of a stage row: key, label, unit, True when a higher value is better
+STEP_METRICS = (('mean_ms', 'step time', 'ms', False), ('tokens_per_s', 'tokens/s', 'tokens/s', True),
+                ('mfu_pct', 'MFU', '%', True))
+
+
+def _step_row(stage, role, host, measurement, previous, previous_label, tolerance_pct, improvement_pct):
+    """One row of stage_steps: the measurement after ``stage`` against the one before it."""
+    row = {'stage': stage, 'role': role, 'host': host, 'against': previous_label, 'measured': False, 'reason': None,
+           'spread_pct': None, 'runs_ms': [], 'verdict': NOT_RUN, 'worse': [], 'better': [], 'metrics': []}
+    if not measurement.get('measured'):
+        row['reason'] = measurement.get('reason') or 'the benchmark was not measured'
+        return row
+    row['measured'] = True
+    row['spread_pct'] = measurement.get('spread_pct')
+    row['runs_ms'] = [r.get('mean_ms') for r in measurement.get('runs') or [] if isinstance(r, Mapping)]
+    # a change inside the noise of either measurement is no change: the margin is the larger of the tolerance and
+    # the two spreads (each the coefficient of variation of its runs' means)
+    spreads = [s for s in (measurement.get('spread_pct'), (previous or {}).get('spread_pct')) if is_number(s)]
+    margin = max([tolerance_pct] + spreads)
+    row['margin_pct'] = round(margin, 2)
+    for key, label, unit, higher in STEP_METRICS:
+        old, new = (previous or {}).get(key), measurement.get(key)
+        metric = {'metric': key, 'label': label, 'unit': unit, 'before': old, 'after': new, 'change_pct': None,
+                  'gain_pct': None}
+        if is_number(old) and is_number(new) and old != 0:
+            change = (new - old) / abs(old) * 100.0
+            gain = change if higher else -change
+            metric['change_pct'], metric['gain_pct'] = round(change, 2), round(gain, 2)
+            if -gain > margin:
+                row['worse'].append(label)
+            elif gain >= improvement_pct:
+                row['better'].append(label)
+        row['metrics'].append(metric)
+    compared = [m for m in row['metrics'] if m['gain_pct'] is not None]
+    if not compared:
+        row['verdict'] = 'not compared'
+        row['reason'] = 'nothing to compare with (%s was not measured)' % previous_label
+    elif row['worse']:
+        row['verdict'] = 'worse'
+    elif row['better']:
+        row['verdict'] = 'improved'
+    else:
+        row['verdict'] = 'unchanged'
+    return row
+
+
+def stage_steps(baseline, measures, host=None, improvement_pct=5.0, tolerance_pct=2.0, after=None):
+    """What each tuning stage bought: each measurement kept after a stage (store.read_measures) against the one
+    before it (the stage 1 baseline for the first), then stage 9's own measurement (``after``) against the last.
+
+    Returns ``{rows: [{stage, role, host, against, measured, reason, spread_pct, runs_ms, margin_pct, metrics: [{metric,
+    label, unit, before, after, change_pct, gain_pct}], worse, better, verdict}], findings}``; a row's verdict is
+    ``worse`` when a metric moved the wrong way by more than the larger of ``tolerance_pct`` and the spreads of the
+    two measurements, ``improved`` when one gained ``improvement_pct`` or more, else ``unchanged``. A stage that made
+    the benchmark worse is a warning naming the stage, its figures and what it was measured against.
+    """
+    name = 'stage_steps'
+    for what, value in (('improvement_pct', improvement_pct), ('tolerance_pct', tolerance_pct)):
+        if not is_number(value) or value < 0:
+            raise AnsibleFilterError('%s: %s must be a number of at least 0, got %r' % (name, what, value))
+    if measures is not None and not isinstance(measures, (list, tuple)):
+        raise AnsibleFilterError('%s expects the list of measurements after each stage, got %s' % (name, type(measures).__name__))
+    out = {'rows': [], 'findings': []}
+    previous = baseline if isinstance(baseline, Mapping) and baseline.get('measured') else None
+    previous_label = 'the stage 1 baseline'
+    entries = [m for m in measures or [] if isinstance(m, Mapping)]
+    entries = sorted(entries, key=lambda m: m.get('stage') if isinstance(m.get('stage'), int) else 99)
+    if entries and isinstance(after, Mapping):
+        entries.append({'stage': 9, 'role': 'regression', 'host': host, 'measurement': after})
+    for entry in entries:
+        stage = entry.get('stage')
+        role = entry.get('role') or STAGE_ROLES.get(stage, '')
+        where = entry.get('host') or host or 'this node'
+        measurement = entry.get('measurement') if isinstance(entry.get('measurement'), Mapping) else {}
+        row = _step_row(stage, role, where, measurement, previous, previous_label, tolerance_pct, improvement_pct)
+        out['rows'].append(row)
+        if row['verdict'] == 'worse':
+            moved = '; '.join('%s %s -> %s %s (%s %%)' % (m['label'], figure(m['before']), figure(m['after']), m['unit'],
+                                                           signed(m['change_pct']))
+                              for m in row['metrics'] if m['label'] in row['worse'])
+            what = 'stage 9 (the run after tuning)' if stage == 9 else 'stage %s (%s)' % (stage, role)
+            out['findings'].append({
+                'host': where, 'device': None, 'check': 'stage_step', 'value': stage, 'expected': 'no worse than %s'
+                % previous_label, 'severity': WARN,
+                'msg': '%s: %s made the benchmark worse: %s against %s, beyond the %s %% margin (the larger of the '
+                       'tolerance and the two spreads); look at what that stage changed before keeping it'
+                       % (where, what, moved, previous_label, figure(row['margin_pct']))})
+        if row['measured']:
+            previous, previous_label = measurement, ('the measurement after stage %s' % stage)
+    return out
+
+
+def stage_step_lines(steps):
+    """One line per row of stage_steps, for the play's output (none when the run measured no stage on its own)."""
+    out = []
+    for row in (steps or {}).get('rows') or []:
+        what = 'stage 9' if row.get('stage') == 9 else 'stage %s (%s)' % (row.get('stage'), row.get('role'))
+        if not row.get('measured') or row.get('verdict') == 'not compared':
+            out.append('%s: %s' % (what, row.get('reason') or row.get('verdict')))
+            continue
+        moved = ', '.join('%s %s %%' % (m['label'], signed(m['change_pct'])) for m in row.get('metrics') or []
+                          if m.get('change_pct') is not None)
+        out.append('%s: %s against %s (%s; spread %s %%)' % (what, row['verdict'], row['against'], moved,
+                                                             figure(row.get('spread_pct'), 3)))
+    return out

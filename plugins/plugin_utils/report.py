@@ -181,7 +181,32 @@ def _regression(sources):
             'verdict': comparison.get('verdict') or NOT_RUN, 'metrics': list(comparison.get('metrics') or []),
             'improvement_pct': data.get('improvement_pct'), 'tolerance_pct': data.get('tolerance_pct'),
             'findings': [str(_mapping(f).get('msg')) for f in comparison.get('findings') or []],
-            'chart': _chart(comparison)}
+            'chart': _chart(comparison), 'steps': _steps(data)}
+
+
+def _steps(data):
+    """What each tuning stage bought (npuops_measure_each_stage): one row per measurement, each against the one
+    before it: ``{stage, against, step_ms, change_pct, tokens_per_s, mfu_pct, spread_pct, verdict}``."""
+    out = []
+    for row in data.get('steps') or []:
+        row = _mapping(row)
+        metrics = dict((_mapping(m).get('metric'), _mapping(m)) for m in row.get('metrics') or [])
+        step = metrics.get('mean_ms', {})
+        stage = row.get('stage')
+        out.append({'stage': 'stage 9 (after tuning)' if stage == 9 else 'stage %s (%s)' % (stage, row.get('role')),
+                    'against': row.get('against'), 'step_ms': step.get('after'), 'change_pct': step.get('change_pct'),
+                    'tokens_per_s': metrics.get('tokens_per_s', {}).get('after'),
+                    'mfu_pct': metrics.get('mfu_pct', {}).get('after'), 'spread_pct': row.get('spread_pct'),
+                    'verdict': row.get('verdict') or NOT_RUN, 'reason': row.get('reason')})
+    return out
+
+
+STEP_HEADER = ['after', 'against', 'step time (ms)', 'change %', 'tokens/s', 'MFU %', 'spread %', 'verdict']
+
+
+def _step_cells(row):
+    return [row['stage'], row['against'], row['step_ms'], signed(row['change_pct']) if row['change_pct'] is not None else '-',
+            row['tokens_per_s'], row['mfu_pct'], row['spread_pct'], row['verdict']]
 
 
 def run_report(sources, run_id=None):
@@ -287,6 +312,11 @@ def run_report_markdown(model):
                          [[_metric_name(m), m['before'], m['after'],
                            signed(m['change_pct']) if m['change_pct'] is not None else '-', m['verdict']]
                           for m in reg['metrics']])
+    if reg['ran'] and reg['steps']:
+        out += ['', '### What each stage bought', '',
+                'The benchmark measured right after each tuning stage (npuops_measure_each_stage), each against the '
+                'measurement before it.', '']
+        out += _md_table(STEP_HEADER, [_step_cells(r) for r in reg['steps']])
     if reg['ran']:
         out += ['', '- Stage 1 launched: %s' % _md(reg['launch']['before']), '- Stage 9 launched: %s' % _md(reg['launch']['after'])]
     if reg['ran'] and reg['findings']:
@@ -447,6 +477,13 @@ def run_report_html(model):
                              (m['verdict'], _status_class(m['verdict']))] for m in reg['metrics']], 'regression-table')
         if reg['chart']:
             out += _svg_chart(reg['chart'])
+    if reg['ran'] and reg['steps']:
+        out.append('<h3>What each stage bought</h3>')
+        out.append('<p class="meta">The benchmark measured right after each tuning stage (npuops_measure_each_stage), '
+                   'each against the measurement before it.</p>')
+        out += _html_table(STEP_HEADER, [_step_cells(r)[:-1] + [(r['verdict'], _status_class('regressed' if r['verdict'] == 'worse'
+                                                                                                   else r['verdict']))]
+                                         for r in reg['steps']], 'stage-steps')
     if reg['ran']:
         out.append('<ul class="launch"><li>Stage 1 launched: %s</li><li>Stage 9 launched: %s</li></ul>'
                    % (_e(reg['launch']['before']), _e(reg['launch']['after'])))

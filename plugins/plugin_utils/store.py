@@ -404,6 +404,55 @@ def without_lost(run_dir, run_id, nodes):
     return [node for node in nodes if node not in lost]
 
 
+MEASURE_SCHEMA = 'npuops.ascend/stage-measure'
+MEASURED_STAGES = (4, 5, 6, 7, 8)
+
+
+def measure_path(run_dir, stage):
+    return os.path.join(run_dir, 'pod', 'measure-stage%d.json' % check_stage(stage))
+
+
+def make_measure(run_id, stage, role, host, measurement, check_mode=False, now=None):
+    """The benchmark measured right after stage ``stage`` (npuops_measure_each_stage): on which node, and the
+    measurement of bench.baseline_measure; stage 9 compares each with the one before it."""
+    if check_stage(stage) not in MEASURED_STAGES:
+        raise StoreError('stage %s is not a tuning stage that can be measured on its own (%s)'
+                         % (stage, ', '.join(str(s) for s in MEASURED_STAGES)))
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    return {'schema': MEASURE_SCHEMA, 'version': VERSION, 'run': check_run_id(run_id), 'stage': stage,
+            'role': str(role or ''), 'host': str(host or ''), 'check_mode': bool(check_mode),
+            'time': moment.strftime('%Y-%m-%dT%H:%M:%SZ'), 'measurement': dict(measurement or {})}
+
+
+def write_measure(run_dir, record):
+    """Write a stage's measurement atomically to ``<run dir>/pod/measure-stage<N>.json``; returns the path."""
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    _own_dir(os.path.join(run_dir, 'pod'))
+    return write_json(measure_path(run_dir, record['stage']), record)
+
+
+def read_measures(run_dir, run_id):
+    """``(records, problems)``: the measurements after each tuning stage this run kept, in stage order, and a
+    sentence for each file that is not one of this run's (never used then)."""
+    records, problems = [], []
+    for stage in MEASURED_STAGES:
+        path = measure_path(run_dir, stage)
+        record, problem = _load(path)
+        if problem == 'missing':
+            continue
+        if problem is None:
+            problem = _header_problem(record, MEASURE_SCHEMA, 'stage measurement', run_id)
+            if problem is None and record.get('stage') != stage:
+                problem = 'is the measurement of stage %s, not of stage %s' % (record.get('stage'), stage)
+            if problem is None and not isinstance(record.get('measurement'), dict):
+                problem = 'holds no measurement'
+        if problem is None:
+            records.append(record)
+        else:
+            problems.append('the measurement after stage %d (%s) %s' % (stage, path, problem))
+    return records, problems
+
+
 PLAN_SCHEMA = 'npuops.ascend/run-plan'
 
 

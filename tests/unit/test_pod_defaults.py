@@ -31,7 +31,7 @@ WINDOW_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ hostvars\['localhost'\]\.roc
                                r'''default\(npuops_pod_group \| default\('([^']*)'\), true\) \}\}"\s*$''')
 # the stage plays of site.yml: the group its settings play makes of the nodes the run goes on with, on one of them in the
 # PoD part of a run in parts (npuops_run_part, an extra var: a play's hosts are templated before any role default exists)
-PART_HOSTS_LINE = re.compile(r'''^\s*hosts: (?:npuops_run_nodes|"npuops_run_nodes\{\{ '\[0\]' if '''
+PART_HOSTS_LINE = re.compile(r'''^\s*hosts: (?:npuops_run_nodes(?:\[0\])?|"npuops_run_nodes\{\{ '\[0\]' if '''
                              r'''npuops_run_part \| default\('all'\) in \['pod', 'before'\] else '' \}\}")(\s+#.*)?\s*$''')
 # the plays that end stage 4's PoD part of a run in parts: no host outside it
 POD_PART_HOSTS_LINE = re.compile(r'''^\s*hosts: "\{\{ 'npuops_run_nodes(?:\[0\])?' if npuops_run_part \| default\('all'\) == 'pod' '''

@@ -226,7 +226,7 @@ def test_stage_4s_pod_part_ends_in_two_plays_that_match_no_host_outside_it():
     names = [str(play.get("name", "")) for play in plays]
     at = [index for index, name in enumerate(names) if name.startswith("Stage 4 ")][0]
     ecn, end = plays[at + 1], plays[at + 2]
-    assert names[at + 3].startswith("Stage 5 ")
+    assert names[at + 3].startswith("Measured after stage 4 ") and names[at + 4].startswith("Stage 5 ")
     for play, entry, hosts in ((ecn, "ecn", "npuops_run_nodes"), (end, "pod_end", "npuops_run_nodes[0]")):
         assert play["tags"] == plays[at]["tags"] == ["stage4", "roce_lossless"], play["name"]
         assert play["hosts"] == ("{{ '%s' if npuops_run_part | default('all') == 'pod' else "
@@ -236,3 +236,27 @@ def test_stage_4s_pod_part_ends_in_two_plays_that_match_no_host_outside_it():
         assert os.path.exists(os.path.join(ROOT, "roles", "roce_lossless", "tasks", entry + ".yml"))
     # the ECN reads never stop the run before the lock is released; the gate play stops it
     assert "any_errors_fatal" not in ecn and end["any_errors_fatal"] is True
+
+
+def test_each_tuning_stage_is_followed_by_its_measurement_play():
+    """npuops_measure_each_stage: a play right after each tuning stage (after stage 4's PoD part) runs the regression
+    role's stage_measure entry on one node, with that stage's tags and number; it is one skipped task when off."""
+    plays = _site()
+    names = [str(play.get("name", "")) for play in plays]
+    for stage in (4, 5, 6, 7, 8):
+        at = [index for index, name in enumerate(names) if name.startswith("Measured after stage %d " % stage)]
+        assert len(at) == 1, names
+        play = plays[at[0]]
+        following = names[at[0] + 1]
+        assert following.startswith("Stage %d " % (stage + 1)), following
+        stage_play = [p for p in plays if str(p.get("name", "")).startswith("Stage %d " % stage)][0]
+        assert play["tags"] == stage_play["tags"], play["name"]
+        assert play["hosts"] == "npuops_run_nodes[0]"
+        task = play["tasks"][0]
+        assert task["ansible.builtin.include_role"] == {"name": "npuops.ascend.regression", "tasks_from": "stage_measure",
+                                                         "rolespec_validate": False}
+        assert task["vars"] == {"regression_measure_stage": stage}
+    entry = _load("roles", "regression", "tasks", "stage_measure.yml")
+    assert len(entry) == 1 and "npuops_measure_each_stage | bool" in entry[0]["when"]
+    assert "npuops_run_part in ['all', 'pod']" in entry[0]["when"]
+    assert "stage_measure" in _specs("regression")

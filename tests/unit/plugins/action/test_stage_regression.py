@@ -5,6 +5,7 @@ the baseline, regression.json, and the record of every node of the play."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from ansible.errors import AnsibleActionFail
@@ -127,3 +128,75 @@ def test_bad_input_is_refused_with_what_was_wrong(tmp_path, extra, text):
         compare(tmp_path, results=runs(), baseline=baseline(), **extra)
     assert text in str(error.value)
     assert not (tmp_path / RUN / 'nodes').exists()
+
+
+# ---- npuops_measure_each_stage: the measurement after each tuning stage, and what each stage bought ----------------
+
+def scaled(factor):
+    """The sample log with every step time multiplied by ``factor`` (a stage that made the step faster or slower)."""
+    return re.sub(r'(elapsed time per iteration \(ms\): )([0-9.]+)',
+                  lambda m: '%s%.1f' % (m.group(1), float(m.group(2)) * factor), MIXTRAL)
+
+
+def measure(tmp_path, stage, factor, check_mode=False, **extra):
+    args = dict(step='stage', stage=stage, run_dir=str(tmp_path / RUN), run_id=RUN, host='node01', warmup=16,
+                min_steps=1, results=runs(stdout=scaled(factor)), baseline=baseline())
+    args.update(extra)
+    plugin = stage_actions.make_action(action.ActionModule, args, check_mode, lambda name: {})
+    return stage_actions.run_step(plugin, {'inventory_hostname': NODES[0], 'ansible_play_hosts': NODES})
+
+
+def test_each_stage_is_measured_and_stage_9_says_what_each_bought_naming_the_one_that_made_it_worse(tmp_path):
+    assert scaled(1.0) == MIXTRAL and scaled(0.9) != MIXTRAL
+    kept = measure(tmp_path, 4, 1.0)
+    assert kept['path'] == str(tmp_path / RUN / 'pod' / 'measure-stage4.json') and kept['changed'] is False
+    assert kept['measurement']['measured'] is True and kept['msg'].startswith('node01: after stage 4: step time ')
+    measure(tmp_path, 5, 0.9)       # stage 5 made the step 10 % faster
+    measure(tmp_path, 6, 0.99)      # stage 6 made it 10 % slower than after stage 5
+    # the measurement files hold no node record: only stage 9 records the nodes
+    assert store.read_record(str(tmp_path / RUN), RUN, 'node01', 9) == (None, None) or \
+        store.read_record(str(tmp_path / RUN), RUN, 'node01', 9)[0] is None
+    result = compare(tmp_path, results=runs(stdout=scaled(0.99)), baseline=baseline(), launch=launch())
+    rows = dict((row['stage'], row) for row in result['steps'])
+    assert sorted(rows) == [4, 5, 6, 9]
+    assert rows[4]['against'] == 'the stage 1 baseline' and rows[4]['verdict'] == 'unchanged'
+    assert rows[5]['against'] == 'the measurement after stage 4' and rows[5]['verdict'] == 'improved'
+    assert rows[6]['against'] == 'the measurement after stage 5' and rows[6]['verdict'] == 'worse'
+    assert rows[6]['role'] == 'numa_bind' and rows[6]['worse'] == ['step time']
+    assert rows[9]['against'] == 'the measurement after stage 6' and rows[9]['verdict'] == 'unchanged'
+    step = dict((m['metric'], m) for m in rows[6]['metrics'])['mean_ms']
+    assert 9.5 < step['change_pct'] < 10.5
+    # the stage that made things worse is a warning of the node that ran the benchmark, in its stage 9 record
+    warned = [f for f in store.read_record(str(tmp_path / RUN), RUN, 'node01', 9)[0]['findings'] if f['check'] == 'stage_step']
+    assert [(f['severity'], f['value']) for f in warned] == [('warn', 6)]
+    assert warned[0]['msg'].startswith('node01: stage 6 (numa_bind) made the benchmark worse: step time ')
+    assert 'against the measurement after stage 5' in warned[0]['msg']
+    assert any(line.startswith('stage 6 (numa_bind): worse against the measurement after stage 5') for line in result['lines'])
+    assert read_json(result['report'])['steps'] == result['steps']
+
+
+def test_without_stage_measurements_stage_9_has_no_steps(tmp_path):
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch())
+    assert result['steps'] == [] and read_json(result['report'])['steps'] == []
+
+
+def test_a_measurement_of_another_run_is_left_out_with_a_warning(tmp_path):
+    measure(tmp_path, 5, 0.9)
+    path = tmp_path / RUN / 'pod' / 'measure-stage5.json'
+    document = read_json(str(path))
+    document['run'] = 'R0'
+    path.write_text(json.dumps(document), encoding='utf-8')
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch())
+    assert result['steps'] == []
+
+
+@pytest.mark.parametrize('stage', [None, 3, 9])
+def test_a_measurement_needs_a_tuning_stage(tmp_path, stage):
+    with pytest.raises(AnsibleActionFail, match='step stage needs stage, one of the tuning stages 4, 5, 6, 7, 8'):
+        measure(tmp_path, stage, 1.0)
+
+
+def test_in_check_mode_a_stage_is_kept_as_not_measured(tmp_path):
+    kept = measure(tmp_path, 4, 1.0, check_mode=True, results=[{'skipped': True, 'changed': False}])
+    assert kept['measurement']['measured'] is False and 'not measured' in kept['msg']
+    assert read_json(kept['path'])['check_mode'] is True

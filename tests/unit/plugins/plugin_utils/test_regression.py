@@ -194,3 +194,56 @@ def test_regression_compare_keeps_the_warning_of_a_declared_launch_change():
     out = regression.regression_compare(MEASURED, dict(BASELINE, launch=before), host='node01', launch=check)
     assert out['compared'] is True and out['verdict'] == 'improved'
     assert [(f['severity'], f['check']) for f in out['findings']] == [('warn', 'launch')]
+
+
+# ---- stage_steps: what each tuning stage bought --------------------------------------------------------------------
+
+def _m(mean_ms, spread_pct=0.5, mfu_pct=None):
+    return {'measured': True, 'mean_ms': mean_ms, 'spread_pct': spread_pct, 'tokens_per_s': None, 'mfu_pct': mfu_pct,
+            'runs': [{'mean_ms': mean_ms}, {'mean_ms': mean_ms}]}
+
+
+def test_stage_steps_judges_each_stage_against_the_one_before_within_the_noise():
+    measures = [{'stage': 5, 'role': 'hccl_env', 'host': 'node01', 'measurement': _m(950.0, spread_pct=4.0)},
+                {'stage': 4, 'role': 'roce_lossless', 'host': 'node01', 'measurement': _m(1000.0)},
+                {'stage': 6, 'role': 'numa_bind', 'host': 'node01', 'measurement': _m(1000.0, spread_pct=0.5)}]
+    out = regression.stage_steps(_m(1000.0), measures, host='node01', after=_m(990.0))
+    rows = out['rows']
+    # in stage order, whatever the order read; stage 9 last
+    assert [r['stage'] for r in rows] == [4, 5, 6, 9]
+    # stage 5: 5 % faster, but its own spread is 4 %: better (>= 5 % improvement)
+    assert rows[1]['verdict'] == 'improved' and rows[1]['margin_pct'] == 4.0
+    # stage 6: 5.3 % slower than after stage 5, whose spread of 4 % is the margin: worse
+    assert rows[2]['verdict'] == 'worse' and rows[2]['margin_pct'] == 4.0
+    assert [f['value'] for f in out['findings']] == [6]
+    # stage 9: 1 % faster than after stage 6, inside the 2 % tolerance: unchanged
+    assert rows[3]['verdict'] == 'unchanged' and rows[3]['role'] == 'regression'
+
+
+def test_stage_steps_a_change_inside_the_spread_is_no_change():
+    measures = [{'stage': 4, 'measurement': _m(1040.0, spread_pct=5.0)}]
+    out = regression.stage_steps(_m(1000.0), measures)
+    assert out['rows'][0]['verdict'] == 'unchanged' and out['findings'] == []
+    assert out['rows'][0]['role'] == 'roce_lossless' and out['rows'][0]['host'] == 'this node'
+
+
+def test_stage_steps_an_unmeasured_stage_is_skipped_and_the_next_compared_with_the_last_measured():
+    measures = [{'stage': 4, 'measurement': {'measured': False, 'reason': 'a measurement is skipped in check mode'}},
+                {'stage': 5, 'measurement': _m(900.0)}]
+    rows = regression.stage_steps(_m(1000.0), measures)['rows']
+    assert rows[0]['verdict'] == 'not run' and rows[0]['reason'] == 'a measurement is skipped in check mode'
+    assert rows[1]['against'] == 'the stage 1 baseline' and rows[1]['verdict'] == 'improved'
+    # no baseline: nothing to compare the first with
+    rows = regression.stage_steps({}, measures)['rows']
+    assert rows[1]['verdict'] == 'not compared'
+    assert regression.stage_step_lines({'rows': rows})[1] == 'stage 5 (hccl_env): nothing to compare with (the stage 1 baseline was not measured)'
+
+
+@pytest.mark.parametrize('kwargs, text', [
+    ({'tolerance_pct': -1}, 'tolerance_pct must be a number of at least 0'),
+    ({'measures': 'x'}, 'expects the list of measurements after each stage'),
+])
+def test_stage_steps_refuses_bad_input(kwargs, text):
+    args = dict({'baseline': _m(1000.0), 'measures': []}, **kwargs)
+    with pytest.raises(AnsibleFilterError, match=text):
+        regression.stage_steps(**args)

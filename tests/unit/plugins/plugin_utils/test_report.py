@@ -152,3 +152,26 @@ def test_the_run_report_says_how_each_stage_launched_the_benchmark():
     # an older regression.json without launches: the section says so
     old = report.run_report({'stage9-regression/regression.json': {'host': 'node01', 'comparison': comparison}}, 'R3')
     assert old['regression']['launch'] == {'before': 'not recorded', 'after': 'not recorded', 'same': None}
+
+
+def test_the_report_shows_what_each_tuning_stage_bought():
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import stage_steps
+    base = {'measured': True, 'mean_ms': 2000.0, 'spread_pct': 0.2, 'tokens_per_s': 1000.0, 'mfu_pct': 16.0, 'runs': []}
+    measures = [{'stage': 4, 'role': 'roce_lossless', 'host': 'node01', 'measurement': dict(base, mean_ms=1800.0)},
+                {'stage': 5, 'role': 'hccl_env', 'host': 'node01', 'measurement': dict(base, mean_ms=1900.0)}]
+    steps = stage_steps(base, measures, host='node01', after=dict(base, mean_ms=1890.0))
+    data = sources()
+    data['stage9-regression/regression.json']['steps'] = steps['rows']
+    model = report.run_report(data)
+    rows = model['regression']['steps']
+    assert [(r['stage'], r['verdict']) for r in rows] == [('stage 4 (roce_lossless)', 'improved'),
+                                                          ('stage 5 (hccl_env)', 'worse'),
+                                                          ('stage 9 (after tuning)', 'unchanged')]
+    assert rows[1]['step_ms'] == 1900.0 and rows[1]['against'] == 'the measurement after stage 4'
+    text = report.run_report_markdown(model)
+    assert '### What each stage bought' in text
+    assert '| stage 5 (hccl_env) | the measurement after stage 4 | 1900 | +5.56 | 1000 | 16 | 0.2 | worse |' in text
+    page = report.run_report_html(model)
+    assert 'id="stage-steps"' in page and '<td class="regressed">worse</td>' in page
+    # a run that measured no stage on its own has no such section
+    assert 'What each stage bought' not in report.run_report_markdown(report.run_report(sources()))

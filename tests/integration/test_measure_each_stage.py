@@ -1,0 +1,77 @@
+"""One change at a time: site.yml with npuops_measure_each_stage on a fresh 2-node PoD of its own.
+
+The benchmark of stage 1 runs again right after stages 4, 5 and 6 (npuops_measure_stages), and stage 9 says what each
+stage bought, each measurement against the one before it. In the simulator's model, stage 4 makes the ports lossless
+but the job only uses them once stage 5 has written HCCL_RDMA_SL/TC (the benchmark sources that file), so stage 4 alone
+buys nothing and stage 5 most of the gain; stage 6 (CPU governor performance) takes off about 5 % more.
+"""
+
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import GROUP_VARS, own_pod
+
+PREFIX = os.environ.get("NPUOPS_IT_MEASURE_PREFIX", "127.0.17")
+NODES = ["node01", "node02"]
+
+
+@pytest.fixture(scope="module")
+def pod(tmp_path_factory):
+    yield from own_pod(tmp_path_factory, "measure", PREFIX, len(NODES))
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def measured_run(pod):
+    with open(os.path.join(pod.inventory_dir, "group_vars", "ascend_pod.yml"), "a", encoding="utf-8") as handle:
+        handle.write("baseline_command: /usr/local/sbin/npu-sim train --steps 30\nbaseline_seq_length: 4096\n"
+                     "baseline_runs: 2\nregression_runs: 2\nbaseline_min_steps: 10\n")
+    assert "baseline_command" not in GROUP_VARS
+    rc, out = pod.playbook("site.yml", {"npuops_measure_each_stage": True, "npuops_measure_stages": [4, 5, 6],
+                                        "npuops_run_id": "measured"},
+                           ["--tags", "stage1,stage4,stage5,stage6,stage9"])
+    assert rc == 0, out[-6000:]
+    return os.path.join(pod.reports, "measured"), out
+
+
+def test_each_tuning_stage_is_measured_and_stage_9_shows_what_each_bought(measured_run):
+    run_dir, out = measured_run
+    kept = sorted(os.path.basename(p) for p in glob.glob(os.path.join(run_dir, "pod", "measure-stage*.json")))
+    assert kept == ["measure-stage4.json", "measure-stage5.json", "measure-stage6.json"]
+    for name in kept:
+        record = _load(os.path.join(run_dir, "pod", name))
+        assert record["run"] == "measured" and record["host"] == "node01" and record["measurement"]["measured"], record
+        assert len(record["measurement"]["runs"]) == 2
+    report = _load(os.path.join(run_dir, "stage9-regression", "regression.json"))
+    rows = dict((row["stage"], row) for row in report["steps"])
+    assert sorted(rows) == [4, 5, 6, 9], report["steps"]
+    step = dict((stage, dict((m["metric"], m) for m in row["metrics"])["mean_ms"]) for stage, row in rows.items())
+    # stage 4 alone: the job does not use the lossless ports before stage 5 writes HCCL_RDMA_SL/TC
+    assert rows[4]["against"] == "the stage 1 baseline" and rows[4]["verdict"] == "unchanged", rows[4]
+    # stage 5: the cross-node part of the step at lossless speed, far more than the 5 % an improvement needs
+    assert rows[5]["verdict"] == "improved" and step[5]["change_pct"] <= -20, rows[5]
+    # stage 6: the CPU governor at performance, about 5 % (the model's figure)
+    assert rows[6]["against"] == "the measurement after stage 5" and -7 <= step[6]["change_pct"] <= -3, rows[6]
+    assert rows[9]["against"] == "the measurement after stage 6" and rows[9]["verdict"] == "unchanged", rows[9]
+    # the play prints one line per stage, the report has the table
+    assert "stage 5 (hccl_env): improved against the measurement after stage 4" in out
+    with open(os.path.join(run_dir, "report.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    assert "### What each stage bought" in text and "| stage 5 (hccl_env) | the measurement after stage 4 |" in text
+    with open(os.path.join(run_dir, "stage9-regression", "regression.md"), encoding="utf-8") as handle:
+        assert "## What each stage bought" in handle.read()
+
+
+def test_without_the_option_the_measurement_plays_are_one_skipped_task(pod, measured_run):
+    rc, out = pod.playbook("site.yml", {"npuops_run_id": "unmeasured"}, ["--tags", "stage5,stage6"])
+    assert rc == 0, out[-4000:]
+    assert not glob.glob(os.path.join(pod.reports, "unmeasured", "pod", "measure-stage*.json"))
+    assert out.count("TASK [Measure what stage 5 bought, when npuops_measure_each_stage asks for it]") == 1
+    assert "TASK [npuops.ascend.regression : Keep the measurement after this stage for stage 9]" not in out
