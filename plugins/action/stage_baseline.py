@@ -7,7 +7,9 @@ module run, version_info the software stack; a part that cannot be read stops th
 it to ``<run dir>/stage1-baseline/<node>.snapshot.json`` and writes the node's record of stage 1 with the NPU models
 it showed (``data.chip_names``), as not measured (``skipped``). ``step: runs`` (once, after the benchmark's runs)
 checks the runs and their spread (``measured``, ``findings``) and records each node of the play again with them (its
-own findings, ``skipped`` when nothing was measured), its ``data`` kept. The decisions are in
+own findings, ``skipped`` when nothing was measured), its ``data`` kept; with ``profile`` (profile_info's result read
+on the benchmark's host), the split of the profiled steps, its bottleneck verdict and findings
+(plugins/plugin_utils/profile.py) go to the host's record (``data.profile``) and to the result (``profile``). The decisions are in
 plugins/plugin_utils/bench.py, the store in plugins/plugin_utils/store.py.
 """
 
@@ -19,7 +21,8 @@ from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.npuops.ascend.plugins.action.stage_bench import shown, write_node_report
-from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, profile, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'baseline'
@@ -41,6 +44,10 @@ ARGUMENT_SPEC = dict(
     fail_pct=dict(type='raw', default=5),
     min_steps=dict(type='int', default=40),
     active=dict(type='list', elements='str'),
+    profile=dict(type='dict'),
+    profile_comm_max_pct=dict(type='raw', default=profile.COMM_MAX_PCT),
+    profile_aicore_min_pct=dict(type='raw', default=profile.AICORE_MIN_PCT),
+    profile_free_max_pct=dict(type='raw', default=profile.FREE_MAX_PCT),
 )
 
 
@@ -88,6 +95,24 @@ class ActionModule(StageAction):
                    msg='recorded stage 1 (baseline) of %s: %s' % (node, record['status']))
         return out
 
+    def profile_split(self, args):
+        """The profile kept in the baseline (profile.profile_record), None without one; a profile that could not be
+        read is kept as its error with a warning naming the host."""
+        read = args.get('profile')
+        if not read or read.get('skipped'):
+            return None
+        host = str(args['host'])
+        if read.get('failed') or not read.get('steps'):
+            # failed_when false keeps a failed read's result with failed false: no step figures is the sign
+            text = 'the profiler output could not be read: %s' % (read.get('msg') or 'no reason given')
+            return {'host': host, 'error': read.get('msg'), 'steps': [], 'summary': {}, 'bottleneck': None,
+                    'findings': [finding(host, None, 'profile_read', None, 'a readable profile', text, WARN)]}
+        try:
+            return profile.profile_record(read, host, args['profile_comm_max_pct'], args['profile_aicore_min_pct'],
+                                          args['profile_free_max_pct'])
+        except profile.ProfileError as exc:
+            raise AnsibleActionFail('stage_baseline: %s' % exc) from exc
+
     def step_runs(self, args, run_id, task_vars):
         active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         try:
@@ -97,14 +122,19 @@ class ActionModule(StageAction):
                                              min_steps=args['min_steps'])
         except AnsibleFilterError as exc:
             raise AnsibleActionFail(to_native(exc.message)) from exc
+        kept = self.profile_split(args)
+        findings = list(checked['findings']) + (kept['findings'] if kept else [])
         records, problems = store.read_stage(args['run_dir'], run_id, active, STAGE)
         written = []
         for node in active:
             if node in records:
-                record = store.make_record(run_id, node, STAGE, ROLE, checked['findings'], not checked['measured'],
-                                           self.check_mode, records[node].get('data'))
+                data = dict(records[node].get('data') or {})
+                if kept and node == str(args['host']):
+                    data['profile'] = kept
+                record = store.make_record(run_id, node, STAGE, ROLE, findings, not checked['measured'],
+                                           self.check_mode, data)
                 written.append(store.write_record(args['run_dir'], record))
-        return dict(changed=False, measured=checked['measured'], findings=checked['findings'], records=written,
+        return dict(changed=False, measured=checked['measured'], findings=findings, records=written, profile=kept,
                     missing=[p['host'] for p in problems],
                     msg='recorded stage 1 (baseline) of %d node(s): %s' % (
                         len(written), 'measured' if checked['measured'] else 'not measured (%s)' % checked['reason']))

@@ -27,16 +27,16 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import 
 
 ROLE = 'health_check'
 STAGE = 0
-PARTS = ('npu', 'npu_again', 'ports', 'numa', 'host_info')
+PARTS = ('npu', 'npu_again', 'ports', 'numa', 'host_info', 'container')
 REPORT_DIR = 'stage0-health_check'
 REPORT_TEMPLATE = 'report.md.j2'
-REPORT_PARTS = ('npu', 'ports', 'numa', 'host_info')
+REPORT_PARTS = ('npu', 'ports', 'numa', 'host_info', 'container')
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['node', 'pod']),
     run_dir=dict(type='path', required=True),
     run_id=dict(type='str', required=True),
     npu=dict(type='bool', default=True),
-    npu_subset=dict(type='list', elements='str', default=['board', 'health', 'ecc', 'topo', 'processes']),
+    npu_subset=dict(type='list', elements='str', default=['board', 'health', 'ecc', 'common', 'pcie_err', 'topo', 'processes']),
     health_view=dict(type='str', choices=['all', 'unhealthy'], default='unhealthy'),
     ecc_again=dict(type='bool', default=True),
     ecc_again_scope=dict(type='str', choices=['errors', 'all'], default='errors'),
@@ -45,6 +45,14 @@ ARGUMENT_SPEC = dict(
     host=dict(type='bool', default=True),
     npus_per_node=dict(type='int', default=health.HEALTH_LIMITS['npus_per_node']),
     max_temp_c=dict(type='int', default=health.HEALTH_LIMITS['max_temp_c']),
+    # a number or null (null: not checked); raw, as a float option refuses an explicit null
+    max_power_w=dict(type='raw'),
+    max_power_over_median_pct=dict(type='raw', default=health.HEALTH_LIMITS['max_power_over_median_pct']),
+    max_pcie_errors=dict(type='int', default=health.HEALTH_LIMITS['max_pcie_errors']),
+    min_aicore_freq_pct=dict(type='float', default=health.HEALTH_LIMITS['min_aicore_freq_pct']),
+    throttle_temp_c=dict(type='int', default=health.HEALTH_LIMITS['throttle_temp_c']),
+    container=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+    container_root=dict(type='path', default='/'),
     min_hugepages=dict(type='int', default=health.HEALTH_LIMITS['min_hugepages']),
     max_swappiness=dict(type='int', default=health.HEALTH_LIMITS['max_swappiness']),
     min_nofile=dict(type='int', default=health.HEALTH_LIMITS['min_nofile']),
@@ -54,8 +62,30 @@ ARGUMENT_SPEC = dict(
     active=dict(type='list', elements='str'),
     report=dict(type='bool', default=False),
 )
-MODULE_OPTIONS = ('npu', 'npu_subset', 'health_view', 'ecc_again', 'ecc_again_scope', 'ports', 'port_queries', 'host')
-LIMITS = ('npus_per_node', 'max_temp_c', 'min_hugepages', 'max_swappiness', 'min_nofile', 'product_family')
+MODULE_OPTIONS = ('npu', 'npu_subset', 'health_view', 'ecc_again', 'ecc_again_scope', 'ports', 'port_queries', 'host',
+                  'container', 'container_root')
+LIMITS = ('npus_per_node', 'max_temp_c', 'min_hugepages', 'max_swappiness', 'min_nofile', 'product_family',
+          'max_power_w', 'max_power_over_median_pct', 'max_pcie_errors', 'min_aicore_freq_pct', 'throttle_temp_c')
+
+
+OPTIONAL_NUMBERS = ('max_power_w', 'max_power_over_median_pct')
+
+
+def optional_numbers(args):
+    """``args`` with the options that take a number or null checked and converted; AnsibleActionFail otherwise."""
+    out = dict(args)
+    for name in OPTIONAL_NUMBERS:
+        value = out.get(name)
+        if value is None or (isinstance(value, str) and value.strip().lower() in ('', 'none', 'null')):
+            out[name] = None
+            continue
+        try:
+            out[name] = float(value)
+        except (TypeError, ValueError):
+            raise AnsibleActionFail('stage_health: %s must be a number or null, got %r' % (name, value)) from None
+        if isinstance(value, bool) or out[name] < 0:
+            raise AnsibleActionFail('stage_health: %s must be a number >= 0 or null, got %r' % (name, value))
+    return out
 
 
 def split_parts(read):
@@ -74,6 +104,7 @@ def checked_parts(parts, args):
         'ports': parts['ports'] if args['ports'] else None,
         'numa': parts['numa'] if host_on else None,
         'host_info': parts['host_info'] if host_on else None,
+        'container': parts['container'] if args['container'] != 'never' else None,
     }
 
 
@@ -95,7 +126,8 @@ def pod_findings_of(findings, node):
 
 def node_data(parts, args):
     """The record's ``data``: what the PoD part checks of each port (``{devices: {id: {address, netmask, tls}}}``;
-    None when the ports are not checked) and the product the NPUs showed (None when the NPUs were not read)."""
+    None when the ports are not checked), the product the NPUs showed and the power of each NPU (``{id: W}``; both
+    None when the NPUs were not read)."""
     ports = None
     if args['ports']:
         devices = (parts['ports'] or {}).get('devices')
@@ -104,7 +136,8 @@ def node_data(parts, args):
                                  if isinstance(entry, dict))}
     summary = (parts['npu'] or {}).get('summary') if args['npu'] else None
     product = summary.get('product') if isinstance(summary, dict) else None
-    return {'ports': ports, 'product': product or None}
+    power = health.node_powers(parts['npu']) if args['npu'] and isinstance(parts['npu'], dict) else None
+    return {'ports': ports, 'product': product or None, 'power': power or None}
 
 
 class ActionModule(StageAction):
@@ -114,8 +147,11 @@ class ActionModule(StageAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def step_node(self, args, run_id, task_vars):
+        args = optional_numbers(args)
         node = store.check_node(task_vars.get('inventory_hostname'))
-        read = self.run_module('health_info', dict((name, args[name]) for name in MODULE_OPTIONS), task_vars)
+        options = dict((name, args[name]) for name in MODULE_OPTIONS)
+        options['container_npus'] = args['npus_per_node']
+        read = self.run_module('health_info', options, task_vars)
         parts = split_parts(read)
         limits = dict((name, args[name]) for name in LIMITS)
         findings = health.health_findings(dict(checked_parts(parts, args), host=node, plan=args['plan']), limits)
@@ -166,6 +202,7 @@ class ActionModule(StageAction):
         return self._write_report(run_dir, node, run_id, parts, own, pod_findings, task_vars)
 
     def step_pod(self, args, run_id, task_vars):
+        args = optional_numbers(args)
         active = args['active'] if args['active'] is not None else store.without_lost(args['run_dir'], run_id, parts.play_nodes(task_vars)[1])
         records, problems = store.read_stage(args['run_dir'], run_id, active, STAGE)
         findings = []
@@ -175,6 +212,9 @@ class ActionModule(StageAction):
                 findings = health.pod_port_findings(ports, args['parameter_plane'])
             except AnsibleError as exc:
                 raise AnsibleActionFail('stage_health: %s' % to_native(exc.message)) from exc
+        if args['npu'] and args['max_power_over_median_pct'] is not None:
+            power = dict((node, (records[node].get('data') or {}).get('power')) for node in active if node in records)
+            findings = findings + health.pod_power_findings(power, args['max_power_over_median_pct'])
         record = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode)
         path = store.write_pod_record(args['run_dir'], record)
         reports = []
@@ -186,6 +226,6 @@ class ActionModule(StageAction):
                     if written:
                         reports.append(written)
         return dict(changed=False, findings=findings, missing=[p['host'] for p in problems], path=path, reports=reports,
-                    msg='%d node(s) checked across the PoD: %d finding(s) over the ports'
-                        % (len(records), len(record['findings'])) if args['ports']
-                        else 'the ports are not checked (ports: false): no finding across the PoD')
+                    msg='%d node(s) checked across the PoD: %d finding(s) over the ports and the NPU power'
+                        % (len(records), len(record['findings'])) if args['ports'] or args['npu']
+                        else 'neither the ports nor the NPUs are checked: no finding across the PoD')

@@ -18,7 +18,8 @@ all its pairs at once, and returns the verdict of pairwise_culprit. ``step: batc
 the window's nodes into batches that follow failure domains (the leaf switches of the LLDP neighbour map from the
 check records, or inventory groups). ``step: pod`` (once) keeps the PoD part of stage 4 in the PoD record of the
 run's store: with ``phase: before`` the cross-node benchmark before the change; with ``phase: after`` the benchmark
-after it and its findings (the pairwise search's slow nodes, their ports). ``step: ecn`` (every node, in the PoD part of
+after it and its findings (the pairwise search's slow nodes, their ports) and, with ``ladder``, the scaling ladder
+(the AllReduce on 1, 2, 4, ... nodes, its efficiency against one node). ``step: ecn`` (every node, in the PoD part of
 a run in parts) reads the node's CNP counters again after that benchmark and adds to its record whether the switch
 marked ECN on its ports (against the counters its record kept after the change).
 """
@@ -48,7 +49,12 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
     roce_batch_problems,
     switch_domains,
 )
-from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import bench_findings
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import (
+    SCALING_MAX_RUNGS,
+    bench_findings,
+    scaling_ladder,
+    scaling_rungs,
+)
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import (
     crossnode_findings,
@@ -126,6 +132,7 @@ ARGUMENT_SPEC = dict(
     culprit_ports=dict(type='raw'),
     ecn_severity=dict(type='str', choices=['fail', 'warn'], default='warn'),
     cnp=dict(type='raw'),
+    ladder=dict(type='dict'),
 )
 
 
@@ -554,7 +561,9 @@ class ActionModule(StageAction):
         """The PoD part of stage 4 in the PoD record of the run's store (``pod/stage4.json``): ``phase: before`` keeps
         the cross-node benchmark before the change (``result``) with what the gate expects (``expected``); ``phase:
         after`` adds the benchmark after it and the findings of the PoD: the benchmark's (named after the first slow node
-        of ``pairwise``, else the first of ``hosts``) and the pairwise search's with the slow nodes' ports."""
+        of ``pairwise``, else the first of ``hosts``) and the pairwise search's with the slow nodes' ports; with
+        ``ladder`` ({enabled, rungs, max_rungs, min_pct, intra_min_pct}) also the scaling ladder (``data.scaling``,
+        its rungs measured with the options of ``bench``) and its findings."""
         hosts = [str(host) for host in args['hosts'] or []]
         if args['phase'] is None:
             raise AnsibleActionFail('stage_roce: step pod needs phase (before or after).')
@@ -572,10 +581,46 @@ class ActionModule(StageAction):
             findings = crossnode_findings(bench_findings(args['result'], blame[0] if blame else None), pairwise,
                                           args['culprit_ports'], args['expected'])
             data['pairwise'] = pairwise
+            if args['ladder'] and args['ladder'].get('enabled', True):
+                data['scaling'] = self._ladder(args, hosts, pairwise, task_vars)
+                findings.extend(data['scaling'].get('findings') or [])
         stored = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode, data=data)
         path = store.write_pod_record(args['run_dir'], stored)
         return dict(changed=False, findings=stored['findings'], bench=bench, path=path,
                     msg='recorded the PoD part of stage 4 (%s): %d finding(s)' % (args['phase'], len(stored['findings'])))
+
+    def _ladder(self, args, hosts, pairwise, task_vars):
+        """The scaling ladder after the change: the AllReduce on the first 1, 2, 4, ... nodes of ``hosts``
+        (scaling_rungs of ``ladder.rungs``), each rung one hccl_bench run with the options of ``bench`` at its largest
+        size; the rung of the whole PoD is the benchmark after the change (``result``). Returns scaling_ladder's
+        verdict (its findings name the node, and the NPU the pairwise search's port read points at) or why it did
+        not run. Changes nothing."""
+        ladder = args['ladder']
+        result = args['result'] if isinstance(args['result'], dict) else {}
+        if result.get('skipped'):
+            return {'skipped': True, 'rungs': [], 'findings': [], 'msg': 'the ladder does not run in check mode'}
+        if result.get('peak_busbw_gb_s') is None:
+            return {'skipped': True, 'rungs': [], 'findings': [],
+                    'msg': 'the ladder did not run: the benchmark of the PoD did not measure (%s)' % result.get('msg')}
+        wanted = [int(r) if isinstance(r, str) and r.strip().isdigit() else r for r in ladder.get('rungs') or []]
+        counts = scaling_rungs(len(hosts), wanted or None, int(ladder.get('max_rungs') or SCALING_MAX_RUNGS))
+        names = dict((str(k), str(v)) for k, v in (args['mpi_hosts'] or {}).items() if v)
+        out = {}
+        rungs = []
+        for count in counts:
+            chosen = hosts[:count]
+            if count == len(hosts):
+                rungs.append({'nodes': count, 'hosts': chosen, 'busbw_gb_s': result.get('peak_busbw_gb_s'),
+                              'msg': 'the benchmark of the PoD after the change'})
+                continue
+            bench = dict(args['bench'], hosts=[names.get(host, host) for host in chosen])
+            bench.pop('host_groups', None)
+            run = self._module('hccl_bench', bench, task_vars, out)
+            rungs.append({'nodes': count, 'hosts': chosen, 'msg': run.get('msg'),
+                          'busbw_gb_s': None if run.get('failed') or run.get('unreachable') else run.get('peak_busbw_gb_s')})
+        verdict = scaling_ladder(rungs, args['expected'], float(ladder.get('min_pct', 70.0)),
+                                 float(ladder.get('intra_min_pct', 85.0)), pairwise, args['culprit_ports'])
+        return verdict
 
     def step_ecn(self, args, run_id, task_vars):
         """Whether the switch marked ECN on this node's ports under the benchmark after the change of the PoD part (a

@@ -55,6 +55,10 @@ ARGUMENT_SPEC = dict(
     bench_max_tokens=dict(type='int', default=128),
     bench_requests=dict(type='int', default=0),
     bench_timeout=dict(type='int', default=60),
+    bench_p99_p50_max=dict(type='float', default=serving.BENCH_P99_P50_MAX),
+    bench_knee_gain_pct=dict(type='float', default=serving.BENCH_KNEE_GAIN_PCT),
+    bench_p99_severity=dict(type='str', choices=list(serving.BENCH_SEVERITIES), default='warn'),
+    bench_drop_severity=dict(type='str', choices=list(serving.BENCH_SEVERITIES), default='fail'),
     report=dict(type='bool', default=True),
 )
 
@@ -177,7 +181,12 @@ class ActionModule(StageAction):
                     'model': serving.bench_model(args['bench_model'], parts.get('effective')),
                     'concurrency': args['bench_concurrency'], 'max_tokens': args['bench_max_tokens'],
                     'requests': args['bench_requests'], 'timeout': args['bench_timeout']}, task_vars)
-                out['findings'] = out['findings'] + serving.bench_findings(node, args['bench_endpoint'], parts['sweep'])
+                out['findings'] = out['findings'] + serving.bench_findings(
+                    node, args['bench_endpoint'], parts['sweep'], args['bench_p99_p50_max'], args['bench_knee_gain_pct'],
+                    args['bench_p99_severity'], args['bench_drop_severity'])
+                if parts['sweep'].get('levels'):  # the knee and the saturation tokens/s of the node's record
+                    parts['judged'] = serving.bench_judgement(parts['sweep']['levels'], args['bench_knee_gain_pct'],
+                                                              args['bench_p99_p50_max'])
         except _Failed as exc:
             return dict(exc.result, changed=out['changed'], diff=out['diff'])
         entry = serving.report_entry(node, run_id, values, findings=out['findings'], **parts)

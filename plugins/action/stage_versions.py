@@ -3,7 +3,7 @@
 """Action plugin of npuops.ascend.stage_versions: stage 2 (versions and cross-node consistency) in two parts.
 
 ``step: node`` runs the node's modules (version_info, npu_info boards) in one task, checks the pairings against the
-compatibility table and writes the node's record of stage 2 to the run's store. ``step: pod`` (once) reads the
+compatibility table and the kernel against its floor and writes the node's record of stage 2 to the run's store. ``step: pod`` (once) reads the
 records of the nodes still in the play - never other nodes' facts - compares their fingerprints with each other and
 with the previous run, keeps this run's fingerprints for the next one, and writes the PoD record of stage 2. The
 decisions are in plugins/plugin_utils/versions.py, the store in plugins/plugin_utils/store.py.
@@ -25,7 +25,9 @@ ARGUMENT_SPEC = dict(
     compatibility=dict(type='dict', default={}),
     unknown_is_fatal=dict(type='bool', default=False),
     python=dict(type='path'),
-    packages=dict(type='list', elements='str', default=['torch', 'torch_npu']),
+    packages=dict(type='list', elements='str', default=['torch', 'torch_npu', 'mindspeed', 'vllm', 'vllm_ascend']),
+    mindie_path=dict(type='path'),
+    min_kernel=dict(type='str'),
     env_files=dict(type='list', elements='path', default=[]),
     env_prefixes=dict(type='list', elements='str', default=['HCCL_', 'ASCEND_', 'TASK_QUEUE_', 'PYTORCH_NPU_']),
     history=dict(type='path'),
@@ -42,8 +44,9 @@ class ActionModule(StageAction):
     def step_node(self, args, run_id, task_vars):
         node = task_vars.get('inventory_hostname')
         stack_args = dict(packages=args['packages'], env_files=args['env_files'], env_prefixes=args['env_prefixes'])
-        if args['python']:
-            stack_args['python'] = args['python']
+        for key in ('python', 'mindie_path'):
+            if args[key]:
+                stack_args[key] = args[key]
         stack = self.run_module('version_info', stack_args, task_vars)
         if stack.get('failed'):
             return dict(stack, msg='%s: reading the software stack failed: %s' % (node, stack.get('msg')))
@@ -51,7 +54,7 @@ class ActionModule(StageAction):
         if boards.get('failed'):
             return dict(boards, stack=stack, msg='%s: reading the NPU boards failed: %s' % (node, boards.get('msg')))
         checked = versions.version_findings(stack, boards, args['compatibility'], host=node,
-                                            unknown_is_fatal=args['unknown_is_fatal'])
+                                            unknown_is_fatal=args['unknown_is_fatal'], min_kernel=args['min_kernel'])
         record = store.make_record(run_id, node, STAGE, ROLE, checked['findings'],
                                    check_mode=self.check_mode,
                                    data={'fingerprint': checked['fingerprint']})

@@ -35,7 +35,7 @@ options:
       - The O(npuops.ascend.npu_info#module:gather_subset) of the NPU read.
     type: list
     elements: str
-    choices: [all, board, health, ecc, temp, power, usages, topo, processes, pcie_err, memory, mapping]
+    choices: [all, board, health, ecc, temp, power, usages, common, topo, processes, pcie_err, memory, mapping]
     default: [board, health, ecc, topo, processes]
   health_view:
     description:
@@ -48,14 +48,17 @@ options:
       - Read the ECC counters once more after every other part (RV(npu_again)), so that single-bit errors that grow
         in between can be told; O(ecc_again_scope) says of which NPUs. The NPUs and the summary table are those of
         the first read (the table is not read again); the NUMA part likewise reuses the topology the npu part read.
+      - When O(npu_subset) has V(pcie_err), the PCIe error counters are read again as well, so that counters that
+        grow can be told.
       - Needs O(npu).
     type: bool
     default: true
   ecc_again_scope:
     description:
       - The NPUs whose ECC counters O(ecc_again) reads again.
-      - V(errors) reads only those whose first read shows single-bit errors (an NPU without any is not read twice;
-        errors that begin in the seconds between the two reads are left to the next run). V(all) reads every NPU.
+      - V(errors) reads only those whose first read shows single-bit ECC errors or PCIe errors (an NPU without any is
+        not read twice; errors that begin in the seconds between the two reads are left to the next run). V(all) reads
+        every NPU.
     type: str
     choices: [errors, all]
     default: errors
@@ -112,6 +115,28 @@ options:
     type: list
     elements: path
     default: []
+  container:
+    description:
+      - Whether to check the NPU device nodes and the driver paths a container needs (RV(container)).
+      - V(auto) checks them when the node is a container (C(/.dockerenv), C(/run/.containerenv), or a cgroup of
+        PID 1 that names docker, kubepods, containerd, libpod, crio or lxc); V(always) checks them on any node;
+        V(never) reads nothing.
+      - Checked are C(/dev/davinci0) to C(/dev/davinciN-1) (N from O(container_npus)), C(/dev/davinci_manager),
+        C(/dev/devmm_svm), C(/dev/hisi_hdc) (each must be a character device), C(/usr/local/Ascend/driver),
+        C(/usr/local/dcmi), C(/usr/local/bin/npu-smi) and C(/etc/ascend_install.info). Symbolic links are not followed.
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  container_root:
+    description:
+      - The directory the container check reads below (its C(/)); another tree only for tests.
+    type: path
+    default: /
+  container_npus:
+    description:
+      - How many C(/dev/davinciN) a container must have. By default the number of NPUs the npu part lists, or 8
+        when it lists none.
+    type: int
 extends_documentation_fragment:
   - npuops.ascend.tool_options
   - npuops.ascend.tool_options.group
@@ -188,6 +213,16 @@ env_files:
   returned: always
   type: dict
   sample: {/etc/profile.d/npuops-hccl.sh: {exists: true, variables: {HCCL_RDMA_SL: "4", HCCL_RDMA_TC: "132"}}}
+container:
+  description:
+    - The container check (see O(container)). C(container) (the node is one), C(evidence) (what shows it),
+      C(checked) (the mounts were looked at), C(devices) and C(driver_paths) (path to C(char), C(dir), C(file),
+      C(link) or null when absent), C(missing_devices) (paths that are not a character device) and
+      C(missing_driver_paths) (C(path) and the C(mount) option that brings it in). Null when O(container=never).
+  returned: always
+  type: dict
+  sample: {container: true, evidence: /.dockerenv, checked: true, missing_devices: [/dev/davinci7],
+           missing_driver_paths: [{path: /usr/local/dcmi, mount: "-v /usr/local/dcmi:/usr/local/dcmi:ro"}]}
 failed_parts:
   description: The keys of the parts that could not be read.
   returned: always
@@ -221,6 +256,9 @@ def main():
         lspci_path=dict(type='path'),
         pci_vendor=dict(type='str', default='19e5'),
         env_files=dict(type='list', elements='path', default=[]),
+        container=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+        container_root=dict(type='path', default='/'),
+        container_npus=dict(type='int'),
     )
     argument_spec.update(tool_options())
     module = build_module('health_info', argument_spec, supports_check_mode=True)

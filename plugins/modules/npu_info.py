@@ -28,13 +28,14 @@ options:
       - V(board) is C(-t board) (driver and firmware versions, serial number, PCIe bus).
       - V(health) is C(-t health) (health status, error codes and their text).
       - V(ecc) is C(-t ecc), V(temp) is C(-t temp), V(power) is C(-t power), V(usages) is C(-t usages),
-        V(pcie_err) is C(-t pcie-err), V(memory) is C(-t memory); all per device.
+        V(common) is C(-t common) (AI Core rated and current frequency, temperature, power), V(pcie_err) is
+        C(-t pcie-err), V(memory) is C(-t memory); all per device.
       - V(topo) is C(-t topo) once for the node (HCCS links and CPU affinity per NPU).
       - V(mapping) is C(info -m) once for the node (chip and logic ids per NPU).
       - V(processes) returns the process table of C(npu-smi info) (no extra call).
     type: list
     elements: str
-    choices: [all, board, health, ecc, temp, power, usages, topo, processes, pcie_err, memory, mapping]
+    choices: [all, board, health, ecc, temp, power, usages, common, topo, processes, pcie_err, memory, mapping]
     default: [board, health, usages, topo, processes]
   devices:
     description:

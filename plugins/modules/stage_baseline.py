@@ -78,6 +78,23 @@ options:
     description: With O(step=runs), the nodes recorded again; default C(ansible_play_hosts).
     type: list
     elements: str
+  profile:
+    description:
+      - With O(step=runs), the result of M(npuops.ascend.profile_info) read on O(host) (a failed read is kept as a
+        warning). Its split, bottleneck verdict and findings go to the record of O(host) (C(data.profile)).
+    type: dict
+  profile_comm_max_pct:
+    description: Communication not overlapped, percent of a step, above which a profiled step warns (the method, 10-15 %).
+    type: raw
+    default: 15
+  profile_aicore_min_pct:
+    description: AI Core utilisation, percent of a step, below which a profiled step warns (the method, at least 80 %).
+    type: raw
+    default: 80
+  profile_free_max_pct:
+    description: Free (host/IO) time, percent of a step, above which a profiled step warns (the collection's default).
+    type: raw
+    default: 10
 extends_documentation_fragment:
   - npuops.ascend.attributes
   - npuops.ascend.run_store
@@ -148,10 +165,17 @@ measured:
   returned: step is runs
   type: bool
 findings:
-  description: With O(step=runs), the findings of the runs (they name O(host)).
+  description: With O(step=runs), the findings of the runs and of the profile (they name O(host)).
   returned: step is runs
   type: list
   elements: dict
+profile:
+  description:
+    - With O(step=runs), what the baseline keeps of the profile - C(host), C(dirs), C(steps), C(summary),
+      C(bottleneck) (C(layer) compute, communication or host/IO, C(figures), C(over), C(msg)), C(thresholds),
+      C(findings); C(error) when it could not be read; null without O(profile).
+  returned: step is runs
+  type: dict
 records:
   description: With O(step=runs), the records written.
   returned: step is runs

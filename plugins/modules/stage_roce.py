@@ -71,8 +71,13 @@ description:
     which the gate and the summary read with the nodes' records. With O(phase=before) (the part before of a run in
     parts) it keeps the cross-node benchmark before the change (O(result)). With O(phase=after) it adds the benchmark
     after the change and the findings of the PoD - the benchmark's, named after the first slow node of O(pairwise) or
-    else the first of O(hosts), and the slow nodes with their ports (O(culprit_ports)). It returns RV(findings) and
-    both measurements (RV(bench)).
+    else the first of O(hosts), and the slow nodes with their ports (O(culprit_ports)). With O(ladder) it also measures
+    the scaling ladder - the AllReduce on the first 1, 2, 4, ... nodes of O(hosts), one M(npuops.ascend.hccl_bench) run
+    per rung with the options of O(bench), the rung of the whole PoD being O(result) - and keeps it in C(data.scaling)
+    (rungs with their nodes, busbw and efficiency against the one-node rung), with a finding for the first cross-node
+    rung below C(min_pct) of O(ladder) of the one-node rung or its C(intra_min_pct) of the intra-node figure of
+    O(expected), named after the node the pairwise search or the ladder points at and the NPU whose port stands out
+    in O(culprit_ports). It returns RV(findings) and both measurements (RV(bench)).
   - O(step=ecn) (every node, in the PoD part of a run in parts, after O(step=pod)) checks whether the switch marked ECN on
     the node's ports under the benchmark after the change - only when that benchmark reached the gate (the PoD record
     says), it reads the node's CNP counters again (M(npuops.ascend.hccn_info), query V(stat)) and compares them with
@@ -132,13 +137,15 @@ options:
     type: list
     elements: str
   mpi_hosts:
-    description: With O(step=pairwise), the name MPI reaches a node by, keyed by node (C(npuops_mpi_host)); a node not in it by its own name.
+    description: With O(step=pairwise) and O(step=pod), the name MPI reaches a node by, keyed by node (C(npuops_mpi_host)); a node not in it by its own name.
     type: dict
     default: {}
   bench:
     description:
       - With O(step=pairwise), the options of M(npuops.ascend.hccl_bench) for every round (npus, sizes, env, paths,
         band, timeout); its O(npuops.ascend.hccl_bench#module:host_groups) are the pairs of the round.
+      - With O(step=pod) and O(ladder), the same options for every rung of the scaling ladder below the whole PoD (its
+        O(npuops.ascend.hccl_bench#module:hosts) are the rung's nodes).
     type: dict
     default: {}
   threshold:
@@ -298,6 +305,12 @@ options:
   culprit_ports:
     description: With O(step=pod), the M(npuops.ascend.hccn_info) reads of the slow nodes' ports (a loop's register).
     type: raw
+  ladder:
+    description:
+      - With O(step=pod) and O(phase=after), the scaling ladder - C(enabled) (default true), C(rungs) (node counts; empty,
+        the powers of two below the PoD), C(max_rungs) (default 8), C(min_pct) (default 70, percent of the one-node
+        rung) and C(intra_min_pct) (default 85, percent of the intra-node figure). Unset, no ladder.
+    type: dict
   ecn_severity:
     description: With O(step=ecn), the severity of a port that saw no ECN mark.
     type: str

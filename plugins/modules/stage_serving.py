@@ -143,6 +143,26 @@ options:
     description: With O(step=node), seconds one request may take.
     type: int
     default: 60
+  bench_p99_p50_max:
+    description: With O(step=node), the largest P99 / P50 latency at a level of the sweep (the method's 2.0).
+    type: float
+    default: 2.0
+  bench_knee_gain_pct:
+    description:
+      - With O(step=node), the gain of output tokens/s per step of concurrency, percent, below which throughput is flat
+        (the knee of the sweep); also the band within which a level below the best lower one is not a fall.
+    type: float
+    default: 10.0
+  bench_p99_severity:
+    description: With O(step=node), the severity of a level whose P99 latency is above O(bench_p99_p50_max) x P50.
+    type: str
+    choices: [fail, warn]
+    default: warn
+  bench_drop_severity:
+    description: With O(step=node), the severity of output throughput that falls as concurrency rises.
+    type: str
+    choices: [fail, warn]
+    default: fail
   report:
     description: With O(step=node), write C(<run_dir>/stage7-mindie_config/<node>.json).
     type: bool

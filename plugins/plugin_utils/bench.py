@@ -2,7 +2,7 @@
 # Copyright (c) npuops contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Measurements: the bus bandwidth of stage 3's benchmark (bench_findings) and of a collective (busbw, the cross-node
-expectation of stage 4), and the training benchmark of stages 1 and 9 - the statistics of its steps, MFU against the
+expectation of stage 4 and its scaling ladder), and the training benchmark of stages 1 and 9 - the statistics of its steps, MFU against the
 peak of the NPU model, the measurement of its runs and how it was launched.
 """
 
@@ -594,4 +594,151 @@ def crossnode_busbw_expected(line_rate, npus_per_node, pct=80, intra=None, intra
         basis += ', capped by the lowest intra-node busbw stage 3 accepts (%s GB/s; stage 3 did not run in this play)' % figure(
             out['intra_gb_s'], 4)
     out['basis'] = 'expected %s GB/s: %s' % (figure(expected, 4), basis)
+    return out
+
+
+# ---- stage 4: the scaling ladder of the PoD's AllReduce ------------------------------------------------------------
+
+# At most this many rungs by default: 1 node, the PoD, and powers of two between, thinned evenly on a big PoD.
+SCALING_MAX_RUNGS = 8
+SCALING_SOURCE = ('the method, section 1: AllReduce linearity near 95 % on one node of 8 NPUs, below 70 % on 2 x 8 is '
+                  'the communication gap (RoCE retransmission, PFC back-pressure, algorithm not matching the topology)')
+CROSSNODE_INTRA_SOURCE = 'the method, stage 4: the 2-node re-test reaches at least 85 % of the intra-node level'
+
+
+def _thin(counts, limit):
+    """``counts`` (sorted, first 1, last the PoD) cut to ``limit``: the first, the last and evenly spaced ones between."""
+    if len(counts) <= limit:
+        return counts
+    middle = counts[1:-1]
+    want = limit - 2
+    picked = [middle[round(index * (len(middle) - 1) / max(want - 1, 1))] for index in range(want)] if want > 0 else []
+    return [counts[0]] + sorted(set(picked)) + [counts[-1]]
+
+
+def scaling_rungs(pod_nodes, rungs=None, max_rungs=SCALING_MAX_RUNGS):
+    """The node counts of the scaling ladder over a PoD of ``pod_nodes`` nodes: 1 (the base of the efficiency), the
+    counts of ``rungs`` that fit the PoD (empty or None: 2, 4, 8, ... below the PoD) and the PoD itself, in order;
+    the default ladder keeps at most ``max_rungs`` rungs (1, the PoD and evenly spaced powers of two between)."""
+    name = 'scaling_rungs'
+    pod = _whole(name, 'pod_nodes', pod_nodes, 1)
+    _whole(name, 'max_rungs', max_rungs, 2)
+    if rungs in (None, '', []):
+        counts = [1]
+        while counts[-1] * 2 < pod:
+            counts.append(counts[-1] * 2)
+        return _thin(sorted(set(counts + [pod])), max_rungs)
+    if not isinstance(rungs, (list, tuple)):
+        raise AnsibleFilterError('%s: rungs must be a list of node counts, got %s' % (name, short_repr(rungs)))
+    for value in rungs:
+        _whole(name, 'a rung (a node count)', value, 1)
+    return sorted(set([1, pod] + [value for value in rungs if value <= pod]))
+
+
+def _pct(value, base):
+    return round(value / base * 100.0, 1) if is_number(value) and is_number(base) and base > 0 else None
+
+
+def _rung_text(rung):
+    return '%d node%s %s GB/s' % (rung['nodes'], '' if rung['nodes'] == 1 else 's', figure(rung.get('busbw_gb_s'), 1))
+
+
+def _ladder_blame(rungs, index, pairwise, culprit_ports):
+    """(nodes, {node: [(device, why)]}, how) for the first rung that drops (``rungs[index]``): the pairwise search's
+    slow nodes in it, else the nodes it adds to the rung before (all of its nodes after the one-node rung, whose ports
+    carry nothing); the NPU of a named node from the read of its ports (the port that stands out)."""
+    # the pairwise search's verdict and port read (plugins/plugin_utils/roce/pairwise.py) name the slow node and port
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import (  # pylint: disable=import-outside-toplevel
+        _ports_by_culprit, _standing_out)
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.ports import by_device  # pylint: disable=import-outside-toplevel
+    hosts = list(rungs[index]['hosts'])
+    before = rungs[index - 1]['hosts'] if index > 1 else []
+    added = [host for host in hosts if host not in before]
+    pairwise = pairwise if isinstance(pairwise, Mapping) else {}
+    culprits = list(pairwise.get('culprits') or ([pairwise['culprit']] if pairwise.get('culprit') else []))
+    named = [host for host in culprits if host in hosts]
+    if named:
+        how = 'the pairwise search names %s' % ', '.join(named)
+    elif len(added) == 1:
+        named, how = added, '%s is the node this rung adds' % added[0]
+    else:
+        named = added
+        how = ('the ladder cannot tell %s apart (%s)' % (', '.join(added), 'the pairwise search needs more than 2 nodes'
+                                                          if len(hosts) <= 2 else 'the pairwise search named none of them'))
+    ports = _ports_by_culprit(culprits, culprit_ports) if culprits else {}
+    npus = {}
+    for host in named:
+        if host in ports and ports[host].get('devices'):
+            out = _standing_out(by_device(ports[host]))
+            npus[host] = [(dev, ', '.join(out[dev])) for dev in sorted(out)]
+    return named, npus, how
+
+
+def scaling_ladder(rungs, intra=None, min_pct=70.0, intra_min_pct=85.0, pairwise=None, culprit_ports=None):
+    """The scaling ladder of the PoD's AllReduce and its findings.
+
+    ``rungs``: ``[{nodes, hosts, busbw_gb_s (None when it did not measure), msg}]``, the first the one-node rung.
+    ``intra``: the intra-node figure of stage 3 (crossnode_busbw_expected's ``intra_gb_s`` with ``intra_from``, or a
+    number); without it the one-node rung stands for it. ``pairwise`` / ``culprit_ports``: the pairwise search's
+    verdict and the read of its slow nodes' ports, which name the node and NPU of a rung that drops.
+
+    Returns ``{rungs: [{nodes, hosts, busbw_gb_s, efficiency_pct, pct_of_intra, msg}], one_node_gb_s, intra_gb_s,
+    intra_from, min_pct, intra_min_pct, findings}``: efficiency is a rung's busbw over the one-node rung's; a finding
+    (fail) for the first cross-node rung below ``min_pct`` (the scaling gap), else for the first below ``intra_min_pct``
+    of the intra-node figure, each named after the node (and NPU) the ladder or the pairwise search points at.
+    """
+    name = 'scaling_ladder'
+    for what, value in (('min_pct', min_pct), ('intra_min_pct', intra_min_pct)):
+        if not is_number(value) or not 0 < value <= 100:
+            raise AnsibleFilterError('%s: %s must be above 0 and at most 100, got %s' % (name, what, short_repr(value)))
+    if not isinstance(rungs, (list, tuple)) or not rungs or not all(isinstance(r, Mapping) for r in rungs):
+        raise AnsibleFilterError('%s: rungs must be a non-empty list of {nodes, hosts, busbw_gb_s}, got %s'
+                                 % (name, short_repr(rungs)))
+    rows = []
+    for rung in rungs:
+        busbw = rung.get('busbw_gb_s')
+        rows.append({'nodes': rung.get('nodes'), 'hosts': list(rung.get('hosts') or []),
+                     'busbw_gb_s': busbw if is_number(busbw) else None, 'msg': rung.get('msg')})
+    base = rows[0]['busbw_gb_s'] if rows[0]['nodes'] == 1 else None
+    if isinstance(intra, Mapping):
+        intra_gb_s, intra_from = intra.get('intra_gb_s'), intra.get('intra_from')
+        if intra_from != 'stage 3':  # a floor of the gate is no measurement: the one-node rung stands for it
+            intra_gb_s, intra_from = None, None
+    else:
+        intra_gb_s, intra_from = intra, 'stage 3' if is_number(intra) else None
+    if not is_number(intra_gb_s) or intra_gb_s <= 0:
+        intra_gb_s, intra_from = base, 'the one-node rung' if base else None
+    for row in rows:
+        row['efficiency_pct'] = _pct(row['busbw_gb_s'], base)
+        row['pct_of_intra'] = _pct(row['busbw_gb_s'], intra_gb_s) if row['nodes'] != 1 else None
+    out = {'rungs': rows, 'one_node_gb_s': base, 'intra_gb_s': intra_gb_s, 'intra_from': intra_from,
+           'min_pct': min_pct, 'intra_min_pct': intra_min_pct, 'findings': []}
+    if base is None or base <= 0:
+        out['msg'] = 'the one-node rung did not measure (%s): no efficiency' % (rows[0].get('msg') or 'no figure')
+        return out
+    ladder = ', '.join(_rung_text(row) + ('' if row['efficiency_pct'] is None else ' (%s %%)' % figure(row['efficiency_pct'], 1))
+                       for row in rows)
+    checks = (('scaling', 'efficiency_pct', min_pct, 'of the one-node figure %s GB/s' % figure(base, 1), SCALING_SOURCE),
+              ('crossnode_intra', 'pct_of_intra', intra_min_pct, 'of the intra-node figure %s GB/s (%s)' % (
+                  figure(intra_gb_s, 1), intra_from), CROSSNODE_INTRA_SOURCE))
+    for check, key, limit, of_what, source in checks:
+        index = next((i for i, row in enumerate(rows) if row['nodes'] != 1 and row[key] is not None and row[key] < limit),
+                     None)
+        if index is None:
+            continue
+        row = rows[index]
+        named, npus, how = _ladder_blame(rows, index, pairwise, culprit_ports)
+        text = ('the AllReduce over %d nodes (%s) reaches %s GB/s, %s %% %s, below %s %% (%s); the ladder: %s; %s' % (
+            row['nodes'], ', '.join(row['hosts']), figure(row['busbw_gb_s'], 1), figure(row[key], 1), of_what,
+            figure(limit), source, ladder, how))
+        for host in named or [row['hosts'][0]]:
+            ports = npus.get(host) or []
+            if ports:
+                for device, why in ports:
+                    out['findings'].append(finding(host, device, check, row[key], '>= %s %%' % figure(limit),
+                                                   '%s; its port stands out: %s' % (text, why)))
+            else:
+                out['findings'].append(finding(host, None, check, row[key], '>= %s %%' % figure(limit), text + (
+                    '; no port of it was read or stands out, so the NPU is not named' if host in named else '')))
+        break  # the scaling gap covers the rung below the intra-node share as well
     return out

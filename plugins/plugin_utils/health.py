@@ -12,7 +12,7 @@ import ipaddress
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding, own_words, where
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN, finding, own_words, where
 
 HEALTH_LIMITS = {
     'npus_per_node': 8,
@@ -21,6 +21,24 @@ HEALTH_LIMITS = {
     'max_swappiness': 10,
     'min_nofile': 65535,
     'product_family': None,
+    # power: an absolute limit per NPU (None: not checked; no public rated figure of the 910B module was found), and
+    # how far above the median of the other NPUs (of the node; of the PoD in pod_power_findings) one may draw
+    'max_power_w': None,
+    'max_power_over_median_pct': 30,
+    # PCIe error counters (-t pcie-err): the most any error counter may show
+    'max_pcie_errors': 0,
+    # throttling (-t common): the AI Core frequency may be this share of its rated one before it counts as reduced,
+    # and a reduced frequency at or above this temperature (or while the AI Cores are busy) is a finding
+    'min_aicore_freq_pct': 95,
+    'throttle_temp_c': 70,
+}
+
+# the PCIe error counters of `npu-smi info -t pcie-err` as the parser keys them, and the label npu-smi prints
+PCIE_LABELS = {
+    'tx_error_count': 'TX Error Count', 'rx_error_count': 'RX Error Count', 'lcrc_error_count': 'Lcrc Error Count',
+    'ecrc_error_count': 'Ecrc Error Count', 'retry_count': 'Retry Count', 'pcs_rx_error_count': 'Pcs Rx Error Count',
+    'phy_lane_error_count': 'Phy Lane Error Count', 'dl_lcrc_error_count': 'Dl Lcrc Error Count',
+    'dl_dcrc_error_count': 'Dl Dcrc Error Count',
 }
 
 
@@ -128,6 +146,144 @@ def _temperature(device):
     return max(temps) if temps else None
 
 
+def _number(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def npu_power(device):
+    """The highest power (W) one NPU shows: its table rows (Power(W)), its ``power`` and ``common`` views; None when
+    none shows a number (an A3 die 1 or a 310P chip prints ``-`` or ``NA``)."""
+    found = [_number(row.get('power_w')) for row in _rows(device)]
+    for view in ('power', 'common'):
+        found += [_number(chip.get('npu_real_time_power_w')) for chip in (device.get(view) or {}).get('chips') or []]
+    found = [value for value in found if value is not None]
+    return max(found) if found else None
+
+
+def _median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def _pcie_counters(entry):
+    """{counter: value} of one NPU's ``pcie_err`` view, summed over its chips; {} when it was not read."""
+    out = {}
+    for chip in (entry or {}).get('chips') or []:
+        for key, value in chip.items():
+            if key in PCIE_LABELS or key.endswith('error_count'):
+                if _number(value) is not None:
+                    out[key] = out.get(key, 0) + value
+    return out
+
+
+def _label(key):
+    return PCIE_LABELS.get(key) or key.replace('_', ' ')
+
+
+def _in_print_order(keys):
+    """The counters in the order npu-smi prints them (unknown ones last, by name)."""
+    order = list(PCIE_LABELS)
+    return sorted(keys, key=lambda key: (order.index(key) if key in order else len(order), key))
+
+
+def _pcie_findings(host, dev, entry, again, limits):
+    out = []
+    first = _pcie_counters(entry.get('pcie_err'))
+    errors = dict((key, value) for key, value in first.items() if key != 'retry_count' and value > limits['max_pcie_errors'])
+    if errors:
+        text = ', '.join('%s %s' % (_label(key), errors[key]) for key in _in_print_order(errors))
+        out.append(finding(host, dev, 'pcie_errors', sum(errors.values()), limits['max_pcie_errors'],
+                           'PCIe error counters above %s (npu-smi info -t pcie-err): %s; counted since the last reset, so '
+                           'watch whether they grow (a second read in this run does for NPUs with errors); if they do, '
+                           'check the seating and the riser of the NPU' % (limits['max_pcie_errors'], text), WARN))
+    second = _pcie_counters((again or {}).get('pcie_err'))
+    grown = [(key, first[key], second[key]) for key in _in_print_order(second) if key in first and second[key] > first[key]]
+    if grown:
+        text = ', '.join('%s %s -> %s' % (_label(key), was, now) for key, was, now in grown)
+        out.append(finding(host, dev, 'pcie_errors_growing', sum(now - was for _key, was, now in grown), 0,
+                           'PCIe counters grew between two reads: %s' % text))
+    return out
+
+
+def _frequency(entry):
+    """(rated MHz, current MHz, AI Core usage %, temperature C) of one NPU's ``common`` view (its hottest chip whose
+    frequency is reduced most); None when the view was not read or shows no frequency."""
+    best = None
+    for chip in (entry.get('common') or {}).get('chips') or []:
+        rated, current = _number(chip.get('aicore_freq_mhz')), _number(chip.get('aicore_cur_freq_mhz'))
+        if not rated or current is None:
+            continue
+        item = (rated, current, _number(chip.get('aicore_usage_pct')), _number(chip.get('temperature_c')))
+        if best is None or current / float(rated) < best[1] / float(best[0]):
+            best = item
+    return best
+
+
+def _over_temperature(detail):
+    """The health view's error texts that name a temperature sensor or overheating ('sensor type=Temperature', ...)."""
+    return [text for text in detail.get('error_information') or []
+            if isinstance(text, str) and ('temperature' in text.lower() or 'overheat' in text.lower() or 'over temp' in text.lower())]
+
+
+def _throttle_findings(host, dev, entry, temp, limits):
+    out = []
+    freq = _frequency(entry)
+    if freq is not None:
+        rated, current, usage, chip_temp = freq
+        temps = [value for value in (temp, chip_temp) if value is not None]
+        hot = max(temps) if temps else None
+        pct = 100.0 * current / rated
+        if pct < limits['min_aicore_freq_pct']:
+            why = []
+            if hot is not None and hot >= limits['throttle_temp_c']:
+                why.append('at %s C (throttle_temp_c %s C)' % (hot, limits['throttle_temp_c']))
+            if usage:
+                why.append('with the AI Cores %s %% busy' % usage)
+            if why:
+                out.append(finding(host, dev, 'aicore_throttled', current, '>= %d%% of %s MHz' % (limits['min_aicore_freq_pct'], rated),
+                                   'AI Core runs at %s MHz of its rated %s MHz (%.0f %%, below %s %%) %s: the NPU reduces its '
+                                   'frequency (too hot or at its power limit); check the cooling, the fans and the inlet '
+                                   'temperature (npu-smi info -t common)' % (current, rated, pct, limits['min_aicore_freq_pct'],
+                                                                              ' and '.join(why))))
+    texts = _over_temperature(entry.get('health') or {})
+    if texts:
+        codes = ', '.join((entry.get('health') or {}).get('error_codes') or []) or 'none'
+        out.append(finding(host, dev, 'over_temperature', texts[0], 'no temperature alarm',
+                           'the health view reports a temperature alarm (error codes %s): %s' % (codes, '; '.join(texts))))
+    return out
+
+
+def _power_findings(host, devices, limits):
+    out = []
+    powers = dict((dev, npu_power(entry)) for dev, entry in devices.items())
+    powers = dict((dev, watts) for dev, watts in powers.items() if watts is not None)
+    ceiling = limits.get('max_power_w')
+    for dev, watts in sorted(powers.items()):
+        if ceiling is not None and watts > ceiling:
+            out.append(finding(host, dev, 'power', watts, ceiling, 'power %s W is above %s W (max_power_w)' % (watts, ceiling)))
+    out.extend(median_power_findings(dict(((host, dev), watts) for dev, watts in powers.items()),
+                                     limits.get('max_power_over_median_pct'), 'of the node'))
+    return out
+
+
+def median_power_findings(powers, over_pct, scope):
+    """Findings of the NPUs ({(host, dev): W}) that draw more than ``over_pct`` % above the median of the others
+    (at least 3 NPUs; None switches it off)."""
+    out = []
+    if over_pct is None or len(powers) < 3:
+        return out
+    for (host, dev), watts in sorted(powers.items()):
+        others = [value for key, value in powers.items() if key != (host, dev)]
+        median = _median(others)
+        if median > 0 and watts > median * (1 + over_pct / 100.0):
+            out.append(finding(host, dev, 'power_vs_median', watts, '<= %.1f' % (median * (1 + over_pct / 100.0)),
+                               'power %s W is %.0f %% above the median %.1f W of the other %d NPUs %s (max_power_over_median_pct '
+                               '%s): a load the others do not have, or a fault; check its processes and its cooling'
+                               % (watts, 100.0 * (watts - median) / median, median, len(others), scope, over_pct), WARN))
+    return out
+
+
 def _npu_findings(host, npu, npu_again, limits):
     out = []
     devices = by_device(npu)
@@ -149,6 +305,12 @@ def _npu_findings(host, npu, npu_again, limits):
         if isinstance(error, dict) and error.get('query') == 'info':
             out.append(finding(host, error.get('device'), 'npu_row', None, 'readable',
                                own_words(host, error.get('device'), error.get('msg') or 'a row of npu-smi info could not be read')))
+        elif isinstance(error, dict) and error.get('query'):
+            # a view this driver or product may not offer (-t common, -t pcie-err): its checks are left out
+            out.append(finding(host, error.get('device'), 'npu_%s' % error['query'], None, 'readable',
+                               '%s; the checks that need it are left out for this NPU'
+                               % own_words(host, error.get('device'), error.get('msg') or '%s could not be read' % error['query']),
+                               WARN))
     again = by_device(npu_again)
     for dev, entry in sorted(devices.items()):
         words = [row.get('health') for row in _rows(entry)]
@@ -170,6 +332,37 @@ def _npu_findings(host, npu, npu_again, limits):
         if temp is not None and temp > limits['max_temp_c']:
             out.append(finding(host, dev, 'temperature', temp, limits['max_temp_c'],
                                'temperature %s C is above %s C' % (temp, limits['max_temp_c'])))
+        out.extend(_throttle_findings(host, dev, entry, temp, limits))
+        out.extend(_pcie_findings(host, dev, entry, again.get(dev), limits))
+    out.extend(_power_findings(host, devices, limits))
+    return out
+
+
+def _container_findings(host, part, npus_unusable):
+    """Findings of the container part of health_info: what a container misses, and how to mount it.
+
+    Failures when the NPUs are not usable (the npu read failed or listed fewer NPUs than expected: the missing mounts
+    are the likely cause); warnings while npu-smi still sees every NPU."""
+    out = []
+    if not isinstance(part, dict) or not part.get('checked'):
+        return out
+    severity = FAIL if npus_unusable else WARN
+    where_from = 'in a container (%s)' % part['evidence'] if part.get('evidence') else 'in this node'
+    missing = part.get('missing_devices') or []
+    if missing:
+        kinds = part.get('devices') or {}
+        text = ', '.join(path if kinds.get(path) is None else '%s (a %s, not a character device)' % (path, kinds[path])
+                         for path in missing)
+        out.append(finding(host, None, 'container_device', missing, 'character devices',
+                           '%s %s missing %s: start the container with %s (an NPU cannot be used without them)'
+                           % (text, 'is' if len(missing) == 1 else 'are', where_from,
+                              ' '.join('--device=%s' % path for path in missing)), severity))
+    paths = part.get('missing_driver_paths') or []
+    if paths:
+        out.append(finding(host, None, 'container_mount', [item.get('path') for item in paths], 'mounted',
+                           '%s %s missing %s: start the container with %s'
+                           % (', '.join(item.get('path') for item in paths), 'is' if len(paths) == 1 else 'are', where_from,
+                              ' '.join(item.get('mount') for item in paths)), severity))
     return out
 
 
@@ -268,7 +461,33 @@ def health_findings(data, limits=None):
         merged['npu_buses'] = _npu_buses(data.get('npu'))
     out.extend(_host_findings(host, data.get('numa') if _failed(data.get('numa')) is None else None,
                               data.get('host_info'), merged))
+    unusable = any(item['check'] in ('npu', 'npu_count') and item['severity'] == FAIL for item in out)
+    return _container_findings(host, data.get('container'), unusable) + out
+
+
+def node_powers(npu):
+    """{NPU id (str): W} of an npu_info result, for the node's record (the PoD step compares them across the PoD)."""
+    out = {}
+    for dev, entry in sorted(by_device(npu).items()):
+        watts = npu_power(entry)
+        if watts is not None:
+            out[str(dev)] = watts
     return out
+
+
+def pod_power_findings(power_by_host, over_pct=HEALTH_LIMITS['max_power_over_median_pct']):
+    """PoD-wide: the NPUs that draw more than ``over_pct`` % above the median of every other NPU of the PoD
+    (``power_by_host``: {host: {NPU id: W}} from the records; a node without the figures is left out)."""
+    if not isinstance(power_by_host, dict):
+        raise AnsibleFilterError('pod_power_findings expects {host: {NPU id: W}}, got %s' % type(power_by_host).__name__)
+    powers = {}
+    for host, devices in power_by_host.items():
+        for dev, watts in (devices or {}).items():
+            if str(dev).isdigit() and _number(watts) is not None:
+                powers[(host, int(dev))] = watts
+    if len(set(host for host, _dev in powers)) < 2:
+        return []  # one node: the node's own check already compared its NPUs
+    return median_power_findings(powers, over_pct, 'of the PoD')
 
 
 def pod_port_findings(ports_by_host, parameter_plane=None):

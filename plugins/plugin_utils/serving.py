@@ -460,12 +460,140 @@ def bench_model(model, settings):
     return model or (settings or {}).get('modelName', '')
 
 
-def bench_findings(host, endpoint, result):
-    """A warning when the load sweep reached nothing (its result has no levels)."""
-    if not isinstance(result, Mapping) or 'levels' in result:
+# The judgement of the load sweep. The method (stage 7, its verification): sweep concurrency 1 / 8 / 32 / 128 and
+# record TTFT, TPOT and tokens/s; healthy is throughput rising monotonically with concurrency, TPOT rising gently and
+# P99 less than 2 x P50; a sudden P99 rise usually means requests queue or are preempted.
+BENCH_SOURCE = 'the method, stage 7 verification'
+BENCH_P99_P50_MAX = 2.0           # the method: P99 less than 2 x P50
+BENCH_KNEE_GAIN_PCT = 10.0        # a step that gains less than this is flat: the knee (ours; the method gives no figure)
+BENCH_SEVERITIES = ('fail', 'warn')
+
+
+def _figure(value):
+    """A finite number of a sweep's result, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) or math.isinf(value) else float(value)
+
+
+def _pct(value):
+    return '%g' % round(value, 1)
+
+
+def bench_judgement(levels, knee_gain_pct=BENCH_KNEE_GAIN_PCT, p99_p50_max=BENCH_P99_P50_MAX):
+    """The judgement of a load sweep (the ``levels`` of npuops.ascend.serving_bench).
+
+    The levels that streamed output (succeeded and tokens/s above 0) in order of concurrency, each with its gain of
+    output tokens/s over the level before (percent) and the ratio P99 / P50 of its latency. The knee is the concurrency
+    after which throughput stops rising meaningfully: the level before the first step that gains less than
+    ``knee_gain_pct``; none when every step gains more (the sweep did not reach saturation) or fewer than two levels
+    streamed. ``saturation_tokens_per_s`` is the highest output tokens/s of the sweep when it has a knee. ``drops``:
+    levels whose tokens/s are more than ``knee_gain_pct`` below the best of the lower levels (throughput falls as
+    concurrency rises); ``tails``: levels whose P99 latency is more than ``p99_p50_max`` x their P50; ``errors``:
+    levels with failed requests.
+    """
+    band = _number('bench_judgement', 'knee_gain_pct', knee_gain_pct)
+    limit = _number('bench_judgement', 'p99_p50_max', p99_p50_max)
+    rows, errors = [], []
+    for level in levels if isinstance(levels, list) else []:
+        if not isinstance(level, Mapping) or _figure(level.get('concurrency')) is None:
+            continue
+        failed = _figure(level.get('failed')) or 0
+        if failed > 0:
+            errors.append({'concurrency': level['concurrency'], 'failed': int(failed),
+                           'requests': level.get('requests'), 'errors': list(level.get('errors') or [])[:3]})
+        rate = _figure(level.get('tokens_per_s'))
+        if not (_figure(level.get('succeeded')) or 0) > 0 or not rate or rate <= 0:
+            continue
+        latency = level.get('latency_ms') if isinstance(level.get('latency_ms'), Mapping) else {}
+        p50, p99 = _figure(latency.get('p50')), _figure(latency.get('p99'))
+        rows.append({'concurrency': level['concurrency'], 'tokens_per_s': rate, 'gain_pct': None,
+                     'p50_ms': p50, 'p99_ms': p99,
+                     'p99_p50': round(p99 / p50, 2) if p50 and p99 is not None and p50 > 0 else None})
+    rows.sort(key=lambda row: row['concurrency'])
+    knee, drops = None, []
+    for index in range(1, len(rows)):
+        before, row = rows[index - 1], rows[index]
+        row['gain_pct'] = round((row['tokens_per_s'] - before['tokens_per_s']) * 100.0 / before['tokens_per_s'], 1)
+        if knee is None and row['gain_pct'] < band:
+            knee = before['concurrency']
+        best = max(rows[:index], key=lambda item: item['tokens_per_s'])
+        fall = (best['tokens_per_s'] - row['tokens_per_s']) * 100.0 / best['tokens_per_s']
+        if fall > band:
+            drops.append({'concurrency': row['concurrency'], 'tokens_per_s': row['tokens_per_s'],
+                          'from_concurrency': best['concurrency'], 'from_tokens_per_s': best['tokens_per_s'],
+                          'fall_pct': round(fall, 1)})
+    peak = max(rows, key=lambda item: item['tokens_per_s']) if rows else None
+    tails = [dict(row) for row in rows if row['p99_p50'] is not None and row['p99_ms'] > limit * row['p50_ms']]
+    out = {'levels': rows, 'knee': knee, 'saturated': knee is not None,
+           'saturation_tokens_per_s': peak['tokens_per_s'] if peak and knee is not None else None,
+           'peak_tokens_per_s': peak['tokens_per_s'] if peak else None,
+           'peak_concurrency': peak['concurrency'] if peak else None,
+           'drops': drops, 'tails': tails, 'errors': errors,
+           'knee_gain_pct': band, 'p99_p50_max': limit, 'source': BENCH_SOURCE}
+    out['summary'] = bench_knee_text(out)
+    return out
+
+
+def bench_knee_text(judged):
+    """One sentence on the knee and the saturation throughput of a judged sweep (:func:`bench_judgement`)."""
+    if not isinstance(judged, Mapping):
+        return 'not judged'
+    rows = judged.get('levels') or []
+    if len(rows) < 2:
+        return 'no knee: fewer than two levels streamed output, so throughput cannot be compared across concurrency'
+    if judged.get('knee') is None:
+        last = rows[-1]
+        return ('no knee within the sweep: throughput still rose %s %% from concurrency %s to %s (%s tokens/s), more '
+                'than the %s %% of a meaningful step; add a higher concurrency level to find saturation'
+                % (_pct(last['gain_pct']), rows[-2]['concurrency'], last['concurrency'], _pct(last['tokens_per_s']),
+                   _pct(judged['knee_gain_pct'])))
+    after = [row for row in rows if row['concurrency'] > judged['knee']][0]
+    return ('knee at concurrency %s: the next level (%s) gains %s %%, less than %s %%; saturation throughput %s output '
+            'tokens/s (at concurrency %s)' % (judged['knee'], after['concurrency'], _pct(after['gain_pct']),
+                                              _pct(judged['knee_gain_pct']), _pct(judged['saturation_tokens_per_s']),
+                                              judged['peak_concurrency']))
+
+
+def bench_findings(host, endpoint, result, p99_p50_max=BENCH_P99_P50_MAX, knee_gain_pct=BENCH_KNEE_GAIN_PCT,
+                   p99_severity='warn', drop_severity='fail'):
+    """The findings of the load sweep of one node: a warning when it reached nothing (its result has no levels);
+    else its judgement (:func:`bench_judgement`): throughput that falls as concurrency rises (``drop_severity``),
+    P99 latency above ``p99_p50_max`` x P50 at a level (``p99_severity``), failed requests at a level (a warning)."""
+    if not isinstance(result, Mapping):
         return []
-    return [finding(host, None, 'serving_bench', None, 'answers', 'the load sweep of %s failed: %s'
-                    % (endpoint, result.get('msg', '?')), severity='warn')]
+    if 'levels' not in result:
+        return [finding(host, None, 'serving_bench', None, 'answers', 'the load sweep of %s failed: %s'
+                        % (endpoint, result.get('msg', '?')), severity='warn')]
+    for name, severity in (('p99_severity', p99_severity), ('drop_severity', drop_severity)):
+        if severity not in BENCH_SEVERITIES:
+            _error('bench_findings', '%s must be fail or warn, got %s' % (name, short_repr(severity)))
+    judged = bench_judgement(result.get('levels'), knee_gain_pct, p99_p50_max)
+    band, limit = _pct(judged['knee_gain_pct']), _pct(judged['p99_p50_max'])
+    out = []
+    for drop in judged['drops']:
+        out.append(finding(
+            host, None, 'serving_throughput', drop['tokens_per_s'], '>= %s tokens/s' % _pct(drop['from_tokens_per_s']),
+            'the load sweep of %s: output throughput falls to %s tokens/s at concurrency %s from %s tokens/s at '
+            'concurrency %s (-%s %%, more than %s %%); throughput must rise with concurrency until it saturates and '
+            'then hold (threshold: %s; the band is mindie_config_bench_knee_gain_pct). Falling throughput under load '
+            'means preemption or KV cache swapping: lower maxBatchSize or give the KV cache more HBM (npuMemSize)'
+            % (endpoint, _pct(drop['tokens_per_s']), drop['concurrency'], _pct(drop['from_tokens_per_s']),
+               drop['from_concurrency'], _pct(drop['fall_pct']), band, BENCH_SOURCE), severity=drop_severity))
+    for tail in judged['tails']:
+        out.append(finding(
+            host, None, 'serving_p99', tail['p99_p50'], '<= %s x P50' % limit,
+            'the load sweep of %s: at concurrency %s the P99 latency %s ms is %s x the P50 (%s ms), more than %s x '
+            '(threshold: %s, P99 less than 2 x P50; mindie_config_bench_p99_p50_max). A P99 jump means requests '
+            'queue or are preempted' % (endpoint, tail['concurrency'], _pct(tail['p99_ms']), '%g' % tail['p99_p50'],
+                                        _pct(tail['p50_ms']), limit, BENCH_SOURCE), severity=p99_severity))
+    for error in judged['errors']:
+        out.append(finding(
+            host, None, 'serving_errors', error['failed'], 0,
+            'the load sweep of %s: %s of %s requests failed at concurrency %s (%s); the figures of that level count '
+            'only the others' % (endpoint, error['failed'], error['requests'], error['concurrency'],
+                                 '; '.join(error['errors']) or 'no error text'), severity='warn'))
+    return out
 
 
 def secrets_message(path, names, changed, check_mode):
@@ -476,10 +604,11 @@ def secrets_message(path, names, changed, check_mode):
 
 
 def report_entry(host, run_id, values, effective=None, result=None, npu_mem=None, launch=None, findings=None,
-                 sweep=None):
+                 sweep=None, judged=None):
     """The serving configuration of one node: the content of ``<node>.json`` of the stage report and the ``data`` of
-    its record (which the report of the PoD reads). No secret: the vLLM argv has none, the environment's secret values
-    read <redacted>."""
+    its record (which the report of the PoD reads), with the judgement of the load sweep (``judged``, from
+    :func:`bench_judgement`: the knee and the saturation tokens/s). No secret: the vLLM argv has none, the environment's
+    secret values read <redacted>."""
     engine = values.get('engine')
     if engine == 'mindie':
         path = values.get('path')
@@ -502,4 +631,5 @@ def report_entry(host, run_id, values, effective=None, result=None, npu_mem=None
         'vllm_env': (launch or {}).get('env_redacted'),
         'findings': list(findings or []),
         'load_sweep': sweep.get('levels') if isinstance(sweep, Mapping) else None,
+        'sweep_judgement': judged,
     }

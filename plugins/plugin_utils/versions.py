@@ -33,11 +33,168 @@ def _in_range(version, low, high):
 
 
 def _base(version):
-    """'2.5.1+cpu' -> '2.5.1' (a local build tag does not change the release)."""
-    return str(version or '').split('+', maxsplit=1)[0].strip()
+    """'2.5.1+cpu' -> '2.5.1' (a local build tag does not change the release); 'v0.9.1' -> '0.9.1'."""
+    text = str(version or '').split('+', maxsplit=1)[0].strip()
+    return text[1:] if text[:1] in ('v', 'V') and text[1:2].isdigit() else text
 
 
-def version_findings(stack, boards, table, host=None, unknown_is_fatal=False):
+def _leading(version):
+    """'5.10.0-60.18.0.50.oe2203.aarch64' -> (5, 10, 0); '3.11.6' -> (3, 11, 6); None without a leading number."""
+    parts = []
+    for part in str(version or '').strip().split('.'):
+        digits = ''
+        for char in part:
+            if not char.isdigit():
+                break
+            digits += char
+        if not digits:
+            break
+        parts.append(int(digits))
+        if digits != part:
+            break
+    return tuple(parts) or None
+
+
+def _at_least(version, floor):
+    """Whether ``version`` >= ``floor`` on their leading numbers (missing parts count as 0); None when unknown."""
+    value, low = _leading(version), _leading(floor)
+    if value is None or low is None:
+        return None
+    width = max(len(value), len(low))
+    return value + (0,) * (width - len(value)) >= low + (0,) * (width - len(low))
+
+
+def _python_fits(python, row):
+    """Whether a Python version lies in the row's [py_min, py_below); None when either is unknown."""
+    if not python or not (row.get('py_min') or row.get('py_below')):
+        return None
+    low = _at_least(python, row['py_min']) if row.get('py_min') else True
+    high = not _at_least(python, row['py_below']) if row.get('py_below') else True
+    if low is None or high is None:
+        return None
+    return low and high
+
+
+def _release_matches(installed, release):
+    """Whether a package version is the table's release: equal, or the release followed by a build part
+    ('2.1.0' matches '2.1.0', '2.1.0.post1', '2.1.0+cpu'; not '2.1.01')."""
+    installed, release = _base(installed), _base(release)
+    if not installed or not release:
+        return False
+    return installed == release or (installed.startswith(release) and not installed[len(release)].isalnum())
+
+
+def _group(table, key):
+    group = table.get(key) or {}
+    return (group.get('rows') or [], group.get('source')) if isinstance(group, dict) else ([], None)
+
+
+def engine_findings(host, stack, table, unknown):
+    """The pairings of the engines and training frameworks: vLLM-Ascend with vLLM, torch, torch_npu, CANN and Python;
+    MindSpeed with torch and CANN; MindIE with CANN. A release the table lists with another partner is known bad
+    (a failure) except for an untested CANN (a warning); a release the table does not know is ``unknown``."""
+    out = []
+    packages = stack.get('packages') or {}
+    cann = (stack.get('cann') or {}).get('version')
+    python = stack.get('python')
+    torch, torch_npu = packages.get('torch'), packages.get('torch_npu')
+
+    vllm_ascend = packages.get('vllm_ascend')
+    if vllm_ascend:
+        rows, source = _group(table, 'vllm_ascend')
+        row = next((r for r in rows if _base(r.get('vllm_ascend')) == _base(vllm_ascend)), None)
+        if row is None:
+            out.append(finding(host, None, 'vllm_ascend', vllm_ascend, 'a release of the table',
+                               'vLLM-Ascend %s is not in the compatibility table (%s): pairing unknown' % (vllm_ascend, source), unknown))
+        else:
+            vllm = packages.get('vllm')
+            allowed = [str(v) for v in (row.get('vllm') if isinstance(row.get('vllm'), list) else [row.get('vllm')])]
+            if not vllm:
+                out.append(finding(host, None, 'vllm_ascend_vllm', None, allowed,
+                                   'vLLM-Ascend %s is installed without vLLM; it runs on vLLM %s (%s)'
+                                   % (vllm_ascend, ' or '.join(allowed), source)))
+            elif not any(_release_matches(vllm, v) for v in allowed):
+                out.append(finding(host, None, 'vllm_ascend_vllm', vllm, allowed,
+                                   'vLLM %s with vLLM-Ascend %s, which is released for vLLM %s (%s): known bad'
+                                   % (vllm, vllm_ascend, ' or '.join(allowed), source)))
+            if torch and row.get('torch') and _base(torch) != _base(row['torch']):
+                out.append(finding(host, None, 'vllm_ascend_torch', torch, row['torch'],
+                                   'torch %s with vLLM-Ascend %s, which is released for torch %s (%s): known bad'
+                                   % (torch, vllm_ascend, row['torch'], source)))
+            if torch_npu and row.get('torch_npu') and _base(torch_npu) != _base(row['torch_npu']):
+                out.append(finding(host, None, 'vllm_ascend_torch_npu', torch_npu, row['torch_npu'],
+                                   'torch_npu %s with vLLM-Ascend %s, which is released for torch_npu %s (%s): known bad'
+                                   % (torch_npu, vllm_ascend, row['torch_npu'], source)))
+            if _python_fits(python, row) is False:
+                out.append(finding(host, None, 'vllm_ascend_python', python, [row.get('py_min'), row.get('py_below')],
+                                   'Python %s is outside the >= %s, < %s that vLLM-Ascend %s supports (%s): known bad'
+                                   % (python, row.get('py_min'), row.get('py_below'), vllm_ascend, source)))
+            if cann and row.get('cann') and cann != row['cann']:
+                out.append(finding(host, None, 'vllm_ascend_cann', cann, row['cann'],
+                                   'vLLM-Ascend %s is released with CANN %s, this node runs CANN %s (%s): untested'
+                                   % (vllm_ascend, row['cann'], cann, source), WARN))
+
+    mindspeed = packages.get('mindspeed')
+    if mindspeed:
+        rows, source = _group(table, 'mindspeed')
+        row = next((r for r in rows if _release_matches(mindspeed, r.get('mindspeed'))), None)
+        if row is None:
+            out.append(finding(host, None, 'mindspeed', mindspeed, 'a release of the table',
+                               'MindSpeed %s is not in the compatibility table (%s): pairing unknown' % (mindspeed, source), unknown))
+        else:
+            allowed = [str(v) for v in row.get('torch') or []]
+            if torch and allowed and _base(torch) not in allowed:
+                out.append(finding(host, None, 'mindspeed_torch', torch, allowed,
+                                   'torch %s with MindSpeed %s, which supports torch %s (%s): known bad'
+                                   % (torch, mindspeed, ', '.join(allowed), source)))
+            if cann and row.get('cann') and cann != row['cann']:
+                out.append(finding(host, None, 'mindspeed_cann', cann, row['cann'],
+                                   'MindSpeed %s is released with CANN %s, this node runs CANN %s (%s): untested'
+                                   % (mindspeed, row['cann'], cann, source), WARN))
+
+    mindie = stack.get('mindie') or {}
+    if mindie.get('version'):
+        rows, source = _group(table, 'mindie')
+        release = mindie.get('release') or mindie['version']
+        row = next((r for r in rows if str(r.get('mindie')) == str(release)), None)
+        if row is None:
+            out.append(finding(host, None, 'mindie', mindie['version'], 'a release of the table',
+                               'MindIE %s is not in the compatibility table (%s): pairing unknown' % (mindie['version'], source),
+                               unknown))
+        elif cann and row.get('cann') and cann != row['cann']:
+            out.append(finding(host, None, 'mindie_cann', cann, row['cann'],
+                               'MindIE %s is built for CANN %s, this node runs CANN %s (%s): known bad'
+                               % (mindie['version'], row['cann'], cann, row.get('source') or source)))
+    return out
+
+
+def platform_findings(host, stack, min_kernel):
+    """The CANN kernels package against the toolkit, and the kernel release against the floor."""
+    out = []
+    cann = (stack.get('cann') or {}).get('version')
+    kernels = stack.get('cann_kernels') or {}
+    if cann and not kernels.get('release'):
+        out.append(finding(host, None, 'cann_kernels', None, cann,
+                           'no CANN kernels package (opp_kernel/version.info) next to the CANN %s toolkit: operators '
+                           'fall back to online compilation or fail; install the Ascend-cann-kernels package of %s'
+                           % (cann, cann), WARN))
+    elif cann and kernels.get('release') != cann:
+        out.append(finding(host, None, 'cann_kernels', kernels.get('release'), cann,
+                           'the CANN kernels package is %s while the toolkit is %s: install the kernels of the same release '
+                           '(method: toolkit and kernels of one CANN release)' % (kernels.get('release'), cann)))
+    release = (stack.get('kernel') or {}).get('release')
+    if min_kernel and release:
+        verdict = _at_least(release, min_kernel)
+        if verdict is False:
+            out.append(finding(host, None, 'kernel', release, '>= %s' % min_kernel,
+                               'kernel %s is older than %s (method prerequisite; version_check_min_kernel)' % (release, min_kernel)))
+        elif verdict is None:
+            out.append(finding(host, None, 'kernel', release, '>= %s' % min_kernel,
+                               'kernel release %s has no leading version number to compare with %s' % (release, min_kernel), WARN))
+    return out
+
+
+def version_findings(stack, boards, table, host=None, unknown_is_fatal=False, min_kernel=None):
     """Fingerprint and findings of one node's software stack (see version_findings.yml)."""
     if not isinstance(stack, dict) or not isinstance(table, dict):
         raise AnsibleFilterError('version_findings expects the version_info result and the compatibility table')
@@ -111,6 +268,8 @@ def version_findings(stack, boards, table, host=None, unknown_is_fatal=False):
                 out.append(finding(host, None, 'torch_npu_cann', cann['version'], row['cann'],
                                    'torch_npu %s was tested with CANN %s, this node runs CANN %s (%s)'
                                    % (torch_npu, row['cann'], cann['version'], source), WARN))
+    out.extend(platform_findings(host, stack, min_kernel))
+    out.extend(engine_findings(host, stack, table, unknown))
     return {'fingerprint': fingerprint, 'findings': out}
 
 
@@ -128,17 +287,30 @@ def fingerprint_diff(fingerprints):
 
 
 def fingerprint_findings(fingerprints):
-    """A failure for each node whose value of a field differs from what most nodes have."""
+    """A failure for each node whose value of a field differs from what most nodes have; when no value is held by more
+    nodes than every other (two nodes that disagree), a failure for every node, naming all the values."""
     out = []
     for diff in fingerprint_diff(fingerprints):
         counts = {}
         for value in diff['values'].values():
             counts[str(value)] = counts.get(str(value), 0) + 1
-        common = sorted(counts, key=lambda v: (-counts[v], v))[0]
+        ranked = sorted(counts, key=lambda v: (-counts[v], v))
+        if counts[ranked[0]] == counts[ranked[1]]:
+            every = ', '.join('%s %s' % (h, v) for h, v in diff['values'].items())
+            for host, value in diff['values'].items():
+                out.append(finding(host, None, diff['field'], value, None, '%s is %s; the nodes disagree and no value is held '
+                                   'by most of them (%s)' % (diff['field'], value, every)))
+            continue
+        common = ranked[0]
+        holders = [h for h, v in diff['values'].items() if str(v) == common]
+        named = ', '.join(holders[:4]) + (', ...' if len(holders) > 4 else '')
         for host, value in diff['values'].items():
             if str(value) != common:
-                out.append(finding(host, None, diff['field'], value, common, '%s is %s while %d other node(s) have %s' % (
-                    diff['field'], value, counts[common], common)))
+                others = ', '.join('%s %s' % (h, v) for h, v in diff['values'].items() if h != host and str(v) != common)
+                text = '%s is %s while %d other node(s) have %s (%s)' % (diff['field'], value, counts[common], common, named)
+                if others:
+                    text += '; also differing: %s' % others
+                out.append(finding(host, None, diff['field'], value, common, text))
     return out
 
 

@@ -37,3 +37,21 @@ def test_a_node_whose_ports_cannot_be_read_stops_the_stage_with_the_tool_words(p
     assert rc == 2, out[-3000:]
     assert "Stage 1 could not read node02 for its snapshot: node02: hccn_tool not found" in out
     assert "Stage 1 could not read node01" not in out
+
+
+def test_the_profiled_split_is_kept_in_the_baseline(pod):
+    """The simulated job writes the torch_npu profiler's files (NPU_SIM_PROFILE_DIR); stage 1 reads them on the
+    benchmark's host and keeps the split: the untuned PoD's lossy RoCE makes communication the bottleneck."""
+    where = "/var/lib/npuops/profile-it"
+    rc, out = pod.playbook("site.yml", {"baseline_command": SIM + " train --steps 12", "baseline_runs": 1,
+                                        "baseline_warmup_steps": 2, "baseline_min_steps": 1, "baseline_profile_dir": where,
+                                        "baseline_environment": {"NPU_SIM_PROFILE_DIR": where}},
+                           ["--tags", "stage1"])
+    assert rc == 0, out[-3000:]
+    paths = sorted(glob.glob(os.path.join(pod.reports, "*", "stage1-baseline", "baseline.json")), key=os.path.getmtime)
+    with open(paths[-1], encoding="utf-8") as handle:
+        kept = json.load(handle)["profile"]
+    assert kept["host"] == "node01" and len(kept["steps"]) == 2
+    assert kept["bottleneck"]["layer"] == "communication"
+    assert kept["steps"][0]["comm_share_pct"] > 15
+    assert any(f["check"] == "profile_comm_share" for f in kept["findings"])

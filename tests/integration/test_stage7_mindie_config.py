@@ -6,11 +6,9 @@ import json
 import os
 import re
 import shutil
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from npu_sim.serving import ServingSim
 
 from conftest import NODES, REPO
 
@@ -153,52 +151,72 @@ def test_auto_npu_mem_size_from_the_free_hbm_dry_run(mindie):
     assert digests(pod) == before
 
 
-class _Service(BaseHTTPRequestHandler):
-    """A running OpenAI-compatible service on the host's loopback (the simulated nodes share its network): every
-    request streams max_tokens one-token chunks."""
-
-    calls = []
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def do_POST(self):  # noqa: N802 (the http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.calls.append((self.path, body["model"]))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        for index in range(int(body["max_tokens"])):
-            time.sleep(0.005)
-            self.wfile.write(b"data: " + json.dumps({"choices": [{"text": "t%d" % index}]}).encode() + b"\n\n")
-            self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
+# One simulated service per node (tools/npu_sim/serving.py) on the host's loopback, which the simulated nodes share:
+# each node's sweep loads its own service, so one node's requests never count in the other's concurrency.
+SERVE_HOST = os.environ.get("NPUOPS_IT_SERVE_HOST", "127.0.0.1")
 
 
-def test_load_sweep_against_a_running_service_is_reported(mindie):
+def _sweep_vars(sims, **more):
+    """Extra vars that point each node's sweep at its own service."""
+    return dict({"mindie_config_settings": dict(SETTINGS, modelName="qwen-sim"),
+                 "npuops_it_serving": dict((node, sim.endpoint) for node, sim in sims.items()),
+                 "mindie_config_bench_endpoint": "{{ npuops_it_serving[inventory_hostname] }}",
+                 "mindie_config_bench_requests": 4, "mindie_config_bench_max_tokens": 5}, **more)
+
+
+def _latest(pod, name):
+    found = sorted((os.path.join(root, item) for root, _dirs, names in os.walk(pod.reports) for item in names
+                    if item == name and root.endswith("stage7-mindie_config")), key=os.path.getmtime)
+    with open(found[-1]) as handle:
+        return handle.read()
+
+
+def test_load_sweep_against_a_running_service_is_reported_and_judged(mindie):
     pod = mindie
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Service)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # the engine runs 2 requests at full speed and shares itself beyond: tokens/s double from 1 to 2, then hold
+    sims = dict((node, ServingSim(SERVE_HOST, model="qwen-sim", token_ms=40, prefill_ms=40, saturation=2).start())
+                for node in NODES)
     try:
-        endpoint = "http://127.0.0.1:%d" % server.server_address[1]
-        rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": dict(SETTINGS, modelName="qwen-sim"),
-                                          "mindie_config_bench_endpoint": endpoint, "mindie_config_bench_concurrency": [1, 4],
-                                          "mindie_config_bench_requests": 4, "mindie_config_bench_max_tokens": 5})
+        rc, out = pod.playbook(PLAYBOOK, _sweep_vars(sims, mindie_config_bench_concurrency=[1, 2, 4]))
     finally:
-        server.shutdown()
+        for sim in sims.values():
+            sim.stop()
     assert rc == 0, out[-4000:]
-    # each node swept its endpoint with the served model name of its settings: 2 levels x 4 requests
-    assert len(_Service.calls) == 2 * 4 * len(NODES) and set(_Service.calls) == {("/v1/completions", "qwen-sim")}
-    reports = sorted(os.path.join(root, name) for root, _dirs, names in os.walk(pod.reports) for name in names
-                     if name == "mindie_config.md")
-    with open(max(reports, key=os.path.getmtime)) as handle:
-        text = handle.read()
-    assert "## Load sweep" in text
-    rows = [line for line in text.splitlines() if re.match(r"^\| node0[12] \| [14] \| 4 / 0 \|", line)]
-    assert len(rows) == 2 * len(NODES), text
+    # each node swept its own endpoint with the served model name of its settings: 3 levels x 4 requests
+    for sim in sims.values():
+        assert sim.calls == [("/v1/completions", "qwen-sim", 5)] * 12
+    text = _latest(pod, "mindie_config.md")
+    assert "## Load sweep" in text and "### Judgement" in text
+    rows = [line for line in text.splitlines() if re.match(r"^\| node0[12] \| [124] \| 4 / 0 \|", line)]
+    assert len(rows) == 3 * len(NODES), text
+    for node in NODES:
+        judged = json.loads(_latest(pod, "%s.json" % node))["sweep_judgement"]
+        # 2 requests x 5 tokens per 200 ms at saturation: 50 tokens/s in the model, less the client's overhead
+        assert judged["knee"] == 2 and 35 <= judged["saturation_tokens_per_s"] <= 55, judged
+        assert judged["drops"] == [] and "knee at concurrency 2: the next level (4) gains" in judged["summary"]
+        assert re.search(r"^\| %s \| 2 \| [\d.]+ \| 1: " % node, text, re.M), text
 
     rc, out = pod.playbook(PLAYBOOK, {"mindie_config_settings": SETTINGS})
     assert rc == 0 and "Load sweep skipped: mindie_config_bench_endpoint is not set" in out, out[-3000:]
+
+
+def test_a_heavy_tail_fails_the_gate_with_the_p99_finding_of_node_and_level(mindie):
+    pod = mindie
+    # every 4th request waits 400 ms before the engine takes it: one of the 4 requests of each level (about 100 ms)
+    sims = dict((node, ServingSim(SERVE_HOST, model="qwen-sim", token_ms=20, prefill_ms=20, tail_every=4,
+                                  tail_ms=400).start()) for node in NODES)
+    try:
+        rc, out = pod.playbook(PLAYBOOK, _sweep_vars(sims, mindie_config_bench_concurrency=[1, 4],
+                                                     mindie_config_bench_p99_severity="fail"))
+    finally:
+        for sim in sims.values():
+            sim.stop()
+    assert rc != 0, out[-4000:]
+    for node in NODES:
+        for level in (1, 4):
+            assert "%s: the load sweep of %s: at concurrency %d the P99 latency " % (node, sims[node].endpoint, level) \
+                in out, out[-4000:]
+    assert "more than 2 x (threshold: the method, stage 7 verification, P99 less than 2 x P50" in out
 
 
 SIM = "/usr/local/sbin/npu-sim"

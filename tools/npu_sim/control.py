@@ -24,12 +24,14 @@ from .output import Result
 
 FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
                "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm",
-               "switch-frame", "switch-pfc-priority", "switch-no-ecn", "iowait", "shm-full")
+               "switch-frame", "switch-pfc-priority", "switch-no-ecn", "iowait", "shm-full", "power-high", "pcie-err",
+               "pcie-err-growing", "throttle", "disk-busy", "if-ip-elsewhere", "log-level")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 # Faults of a device's RoCE port: refused on a device without one (``net`` None, e.g. an Atlas 300I Duo chip).
 PORT_FAULT_KINDS = ("link-stuck-down", "link-flap", "ip-conflict", "slow-port", "pfc-storm", "switch-frame",
                     "switch-pfc-priority", "switch-no-ecn")
-VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu")
+VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu", "cann_kernels", "mindie", "mindspeed", "vllm", "vllm_ascend",
+                "kernel_release", "python")
 # What --npus counts, per product (npu_sim.node.PRODUCTS).
 NPUS_OF = {"atlas-800t-a2": "an Atlas 800T A2 has 8", "atlas-a3": "NPUs of an Atlas 800T A3, two dies each; it has 8",
            "atlas-300i-duo": "Atlas 300I Duo cards, two chips each; the simulated host has up to 4"}
@@ -236,7 +238,7 @@ def _check_fault(kind, device, value, st):
             float(value)
         except ValueError:
             raise ControlError("%s --value must be seconds" % kind) from None
-    if kind in ("noise", "ecc-singlebit") and value not in (None, ""):
+    if kind in ("noise", "ecc-singlebit", "pcie-err-growing") and value not in (None, ""):
         try:
             number = float(value)
         except ValueError:
@@ -267,11 +269,44 @@ def _check_fault(kind, device, value, st):
             raise ControlError("pfc-storm --value is pause frames per second, a number >= 0")
     _check_switch_fault(kind, value)
     _check_io_fault(kind, device, value)
+    _check_host_env_fault(kind, device, value)
+    _check_npu_value_fault(kind, value)
+
+
+def _check_npu_value_fault(kind, value):
+    """Values of power-high (W > 0), pcie-err (errors, an integer >= 1) and throttle (MHz, an integer >= 0)."""
+    if kind not in ("power-high", "pcie-err", "throttle") or value in (None, ""):
+        return
+    if kind == "power-high":
+        try:
+            watts = float(value)
+        except ValueError:
+            watts = -1.0
+        if watts <= 0:
+            raise ControlError("power-high --value is the power of the NPU in W, a number > 0 (got %r)" % value)
+    elif kind == "pcie-err" and not (str(value).isdigit() and int(value) >= 1):
+        raise ControlError("pcie-err --value is the number of PCIe errors to add to RX Error Count and Retry Count, "
+                           "an integer >= 1 (got %r)" % value)
+    elif kind == "throttle" and not str(value).isdigit():
+        raise ControlError("throttle --value is the AI Core frequency in MHz the NPU drops to, an integer >= 0 (got %r)" % value)
+
+
+def _check_host_env_fault(kind, device, value):
+    """log-level (ASCEND_GLOBAL_LOG_LEVEL written to the node's /etc/profile.d, 0-4) and if-ip-elsewhere (no value):
+    faults of the node, no --device."""
+    if kind not in ("log-level", "if-ip-elsewhere"):
+        return
+    if device is not None:
+        raise ControlError("%s is a fault of the node; it takes no --device" % kind)
+    if kind == "log-level" and value not in (None, "") and str(value) not in ("0", "1", "2", "3", "4"):
+        raise ControlError("log-level --value is the ASCEND_GLOBAL_LOG_LEVEL written to the node's /etc/profile.d, 0-4")
+    if kind == "if-ip-elsewhere" and value not in (None, ""):
+        raise ControlError("if-ip-elsewhere takes no --value (the node's address moves to enp189s0f1)")
 
 
 def _check_io_fault(kind, device, value):
-    """Values of the host IO faults (iowait, shm-full): percentages 0-100, no --device."""
-    if kind not in ("iowait", "shm-full"):
+    """Values of the host IO faults (iowait, shm-full, disk-busy): percentages 0-100, no --device."""
+    if kind not in ("iowait", "shm-full", "disk-busy"):
         return
     if device is not None:
         raise ControlError("%s is a fault of the node; it takes no --device" % kind)
@@ -281,8 +316,9 @@ def _check_io_fault(kind, device, value):
         except ValueError:
             number = -1.0
         if not 0.0 <= number <= 100.0:
-            raise ControlError("%s --value is a percentage 0-100 (%s)" % (
-                kind, "CPU time waiting for IO" if kind == "iowait" else "of /dev/shm filled"))
+            raise ControlError("%s --value is a percentage 0-100 (%s)" % (kind, {
+                "iowait": "CPU time waiting for IO", "shm-full": "of /dev/shm filled",
+                "disk-busy": "%util of the data disk"}[kind]))
 
 
 def _check_switch_fault(kind, value):
@@ -331,6 +367,8 @@ def cmd_fault(args, path, res):
             render_version_files(snapshot)
         if args.kind == "shm-full":
             host.sync_shm(snapshot, path)
+        if args.kind == "log-level":
+            host.sync_log_level(snapshot)
         plog.write_fault_lines(snapshot, args.kind, args.device, args.value, snapshot["faults"][-1]["since"])
         res.o("fault set: %s%s%s" % (args.kind, "" if args.device is None else " device %d" % args.device,
                                      "" if args.value in (None, "") else " value %s" % args.value))
@@ -361,6 +399,8 @@ def cmd_fault(args, path, res):
         render_version_files(snapshot)
     if any(f["kind"] == "shm-full" for f in removed):
         host.sync_shm(snapshot, path)
+    if any(f["kind"] == "log-level" for f in removed):
+        host.sync_log_level(snapshot)
     res.o("fault cleared: %d" % len(removed))
 
 

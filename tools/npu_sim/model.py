@@ -15,6 +15,15 @@ HEALTH_CODES = {
 ECC_MULTIBIT_CODE = [0x80E18401, "node type=HBM, sensor type=Memory, event state=Multi-bit ECC error"]
 HEALTH_ORDER = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 ECC_SINGLEBIT_PER_MIN = 60.0
+# ``power-high`` (value: W, default POWER_HIGH_W, the figure of the busy -t common doc sample, 298.6 W): the NPU
+# draws that much. ``pcie-err`` (value: K, default PCIE_ERR_DEFAULT): K more on RX Error Count and on Retry Count.
+# ``throttle`` (value: MHz, default half the rated AI Core frequency): Aicore curFreq drops to it and the NPU is at
+# least THROTTLE_TEMP_C hot (below the stage 0 default of 80 C, so the throttling is what shows).
+# ``pcie-err-growing`` (value: errors per minute, default ECC_SINGLEBIT_PER_MIN): RX Error Count and Retry Count grow
+# from the clock on every read, as ``ecc-singlebit`` does for the ECC counters.
+POWER_HIGH_W = 300.0
+PCIE_ERR_DEFAULT = 10
+THROTTLE_TEMP_C = 75
 
 # ``slow-port`` / ``slow-node``: the factor by which a cross-node run that includes the fault is slowed
 # (model figure). A slow port also shows how it got there: SLOW_PORT_RETRAINS link DOWN/UP records,
@@ -401,6 +410,18 @@ def effective(st):
             grown = ecc_singlebit_errors(fault, when)
             npu["ecc"]["hbm_single"] += grown
             npu["ecc"]["hbm_single_agg"] += grown
+        for fault in faults_mod.faults_for(st, "power-high", dev):
+            npu["power_w"] = round(_number(fault.get("value"), POWER_HIGH_W), 1)
+        for fault in faults_mod.faults_for(st, "pcie-err", dev):
+            count = int(_number(fault.get("value"), PCIE_ERR_DEFAULT))
+            npu["pcie_err"] = dict(npu["pcie_err"], rx=npu["pcie_err"]["rx"] + count, retry=npu["pcie_err"]["retry"] + count)
+        for fault in faults_mod.faults_for(st, "pcie-err-growing", dev):
+            grown = ecc_singlebit_errors(fault, when)
+            npu["pcie_err"] = dict(npu["pcie_err"], rx=npu["pcie_err"]["rx"] + grown, retry=npu["pcie_err"]["retry"] + grown)
+        for fault in faults_mod.faults_for(st, "throttle", dev):
+            rated = npu.get("aicore_freq_mhz") or 0
+            npu["aicore_cur_freq_mhz"] = int(_number(fault.get("value"), rated // 2))
+            npu["temp_c"] = max(npu["temp_c"], THROTTLE_TEMP_C)
         for fault in faults_mod.faults_for(st, "process", dev):
             name, mem = "python", 30780
             value = fault.get("value")

@@ -1,11 +1,24 @@
-"""Ascend version files rendered from the node state (tests/fixtures/captures/version_files.txt).
+"""Ascend version files rendered from the node state (tests/fixtures/captures/version_files.txt and
+version_files_stack.txt).
 
 Catalog entries marked ``captured`` hold the values of real files; other versions get
 synthesised values of the same shape (documented in docs/simulator.md), because the inner
 version numbers of those releases are not public.
+
+Besides the driver, firmware and CANN toolkit files: the CANN kernels package
+(``ascend-toolkit/latest/opp_kernel/version.info``), MindIE's ``mindie/latest/version.info`` (only
+when the node has a ``mindie`` version), the kernel release (``host/proc/sys/kernel/osrelease``, which
+podctl can bind on ``/proc/sys/kernel/osrelease``) and the Python of the training environment:
+``Ascend/npu-sim-python/bin/python3``, a launcher of the simulator's own interpreter that reports the
+node's Python version and sees one ``.dist-info`` per package version of the node (torch, torch_npu,
+and mindspeed, vllm, vllm_ascend when set) - the interpreter ``version_check_python`` points at.
+Keys of ``versions`` beyond the driver, firmware, cann, torch and torch_npu of the state default to
+the values of ``STACK_DEFAULTS``; ``npu-sim fault set version --value KEY=V`` sets any of them.
 """
 
 import os
+import re
+import shutil
 
 # driver/version.info
 DRIVER_CATALOG = {
@@ -41,6 +54,24 @@ CANN_CATALOG = {
 }
 
 CFG_COMPONENTS = ("runtime", "compiler", "hccl", "opp", "toolkit", "aoe", "ncs")
+
+# opp_kernel/version.info: the build number and timestamp of a kernels release (version_dir).
+KERNELS_CATALOG = {
+    "8.2.RC1": {"captured": True, "build": "8.2.0.0.201", "timestamp": "20250724_194044950"},
+    "8.3.RC1.alpha001": {"captured": True, "build": "8.3.T5.0.B028", "timestamp": "20250807_092944934"},
+}
+KERNELS_REQUIRED = ("amct_acl", "aoe", "compiler", "fwkplugin", "hccl", "nca", "ncs", "opp", "runtime", "toolkit")
+# mindie/latest/version.info: the build of a MindIE release.
+MINDIE_CATALOG = {"2.1.RC1": "2.1.RC1.B152", "2.1.RC2": "2.1.RC2.B080"}
+MINDIE_COMPONENTS = ("mindie-rt", "mindie-torch", "mindie-service", "mindie-llm", "mindie-sd")
+
+# The rest of the stack when the state does not set it: the kernels of the toolkit's own release, no MindIE, the
+# openEuler 22.03 kernel and the Python 3.11.6 of the captured MindIE 2.1.RC1 stack, no MindSpeed / vLLM / vLLM-Ascend.
+STACK_DEFAULTS = {"cann_kernels": None, "mindie": None, "kernel_release": "5.10.0-60.18.0.50.0e2203.aarch64",
+                  "python": "3.11.6", "mindspeed": None, "vllm": None, "vllm_ascend": None}
+PACKAGE_KEYS = ("torch", "torch_npu", "mindspeed", "vllm", "vllm_ascend")
+PYTHON_DIR = os.path.join("Ascend", "npu-sim-python")
+OSRELEASE = os.path.join("host", "proc", "sys", "kernel", "osrelease")
 
 
 def _major_family(version):
@@ -103,24 +134,117 @@ def version_cfg(version):
     return lines
 
 
+def stack(st):
+    """The versions of a state with the defaults of the keys it does not set (``cann_kernels``: the toolkit's)."""
+    out = dict(STACK_DEFAULTS)
+    out.update(dict((key, value) for key, value in st["versions"].items() if value not in (None, "")))
+    if not out.get("cann_kernels"):
+        out["cann_kernels"] = out["cann"]
+    return out
+
+
+def kernels_info(release):
+    """opp_kernel/version.info of a kernels release, in the layout of the real file."""
+    entry = KERNELS_CATALOG.get(release)
+    if entry is None:
+        numbers = re.findall(r"\d+", release)[:2] + ["0", "0"]
+        entry = {"build": "%s.%s.0.0.201" % (numbers[0], numbers[1]), "timestamp": "20250101_000000000"}
+    train = ".".join(entry["build"].split(".")[:2])
+    lines = ["Version=%s" % entry["build"], "version_dir=%s" % release, "timestamp=%s" % entry["timestamp"],
+             "ops_version=%s" % entry["build"], "adk_version=%s" % entry["build"]]
+    lines += ['required_package_%s_version=">=7.6, <=%s"' % (name, train) for name in KERNELS_REQUIRED]
+    return lines
+
+
+def mindie_info(version, arch):
+    """mindie/latest/version.info of a MindIE release or build (``2.1.RC1`` or ``2.1.RC1.B152``)."""
+    build = version if re.search(r"\.B\d+$", version) else MINDIE_CATALOG.get(version, version + ".B010")
+    lines = ["Ascend-mindie : MindIE %s" % build]
+    lines += ["%s: %s" % (name, build) for name in MINDIE_COMPONENTS[:-1]]
+    lines.append("%s:%s" % (MINDIE_COMPONENTS[-1], build))   # the real file has no space after mindie-sd:
+    lines.append("Platform : %s" % arch)
+    return lines
+
+
+def python_launcher(interpreter, version):
+    """The ``python3`` of the simulated environment: runs ``-c CODE ARGS`` in the simulator's interpreter with the
+    node's packages on the path and the node's Python version; ``--version`` prints it."""
+    return "\n".join([
+        "#!%s" % interpreter,
+        "# npu-sim: the Python of the simulated training environment (version and packages from the node state)",
+        "import os, platform, sys",
+        "VERSION = %r" % version,
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'site-packages'))",
+        "platform.python_version = lambda: VERSION",
+        "args = sys.argv[1:]",
+        "if args[:1] in (['--version'], ['-V']):",
+        "    print('Python ' + VERSION)",
+        "    sys.exit(0)",
+        "if len(args) >= 2 and args[0] == '-c':",
+        "    sys.argv = ['-c'] + args[2:]",
+        "    exec(compile(args[1], '<string>', 'exec'), {'__name__': '__main__'})",
+        "    sys.exit(0)",
+        "sys.stderr.write('npu-sim python: only -c CODE and --version are simulated\\n')",
+        "sys.exit(2)",
+    ]) + "\n"
+
+
+def dist_infos(versions):
+    """{directory name: METADATA text} of the packages the node has."""
+    out = {}
+    for name in PACKAGE_KEYS:
+        version = versions.get(name)
+        if version:
+            out["%s-%s.dist-info" % (name, version)] = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)
+    return out
+
+
 def files(st):
     """{relative path under the install prefix: text} for the version files of a state."""
-    versions = st["versions"]
+    versions = stack(st)
     arch = st.get("arch", "aarch64")
-    return {
+    out = {
         os.path.join("Ascend", "driver", "version.info"): "\n".join(driver_info(versions["driver"])) + "\n",
         os.path.join("Ascend", "firmware", "version.info"): "\n".join(firmware_info(versions["firmware"], versions["driver"])) + "\n",
         os.path.join("Ascend", "ascend-toolkit", "latest", "version.cfg"): "\n".join(version_cfg(versions["cann"])) + "\n",
         os.path.join("Ascend", "ascend-toolkit", "latest", "%s-linux" % arch, "ascend_toolkit_install.info"):
             "\n".join(toolkit_info(versions["cann"], arch)) + "\n",
+        os.path.join("Ascend", "ascend-toolkit", "latest", "opp_kernel", "version.info"):
+            "\n".join(kernels_info(versions["cann_kernels"])) + "\n",
+        OSRELEASE: versions["kernel_release"] + "\n",
     }
+    if versions.get("mindie"):
+        out[os.path.join("Ascend", "mindie", "latest", "version.info")] = "\n".join(mindie_info(versions["mindie"], arch)) + "\n"
+    for name, text in dist_infos(versions).items():
+        out[os.path.join(PYTHON_DIR, "site-packages", name, "METADATA")] = text
+    return out
+
+
+def _write(target, text, mode=None):
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = target + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, target)
 
 
 def write(st, prefix):
-    for rel, text in files(st).items():
-        target = os.path.join(prefix, rel)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = target + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
+    rendered = files(st)
+    for rel, text in rendered.items():
+        _write(os.path.join(prefix, rel), text)
+    versions = stack(st)
+    if not versions.get("mindie"):    # a MindIE version cleared: its version.info goes (config.json stays)
+        stale = os.path.join(prefix, "Ascend", "mindie", "latest", "version.info")
+        if os.path.isfile(stale) and not os.path.islink(stale):
+            os.unlink(stale)
+    site = os.path.join(prefix, PYTHON_DIR, "site-packages")
+    keep = set(dist_infos(versions))
+    for name in os.listdir(site) if os.path.isdir(site) else []:
+        path = os.path.join(site, name)
+        if name.endswith(".dist-info") and name not in keep and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+    interpreter = st.get("python")
+    if interpreter:
+        _write(os.path.join(prefix, PYTHON_DIR, "bin", "python3"), python_launcher(interpreter, versions["python"]), 0o755)

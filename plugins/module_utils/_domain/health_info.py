@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.npuops.ascend.plugins.module_utils._domain.container_check import check_container
 from ansible_collections.npuops.ascend.plugins.module_utils._domain.hccn_info import gather as gather_ports
 from ansible_collections.npuops.ascend.plugins.module_utils._domain.host_info import HostReader
 from ansible_collections.npuops.ascend.plugins.module_utils._domain.npu_info import gather as gather_npu
@@ -21,7 +22,7 @@ from ansible_collections.npuops.ascend.plugins.module_utils._domain.numa_info im
 from ansible_collections.npuops.ascend.plugins.module_utils._tools.npu_smi import NpuSmi
 from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import ModuleFailure, Runner, host_name
 
-PARTS = ('npu', 'ports', 'numa', 'host_info', 'npu_again', 'env_files')
+PARTS = ('npu', 'ports', 'numa', 'host_info', 'npu_again', 'env_files', 'container')
 
 # NAME=value (or export NAME=value) at the start of a line, the value up to a blank or quote, quotes dropped
 ASSIGNMENT_RE = re.compile(r'''^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?([^"'\s]*)''', re.MULTILINE)
@@ -103,10 +104,35 @@ def plan(module, params, warnings, found, shared=None):
         parts.append(('host_info', lambda: HostReader(module, warnings, params).gather()))
     if params.get('env_files'):
         parts.append(('env_files', lambda: read_env_files(params['env_files'])))
+    if params.get('container', 'never') != 'never':
+        parts.append(('container', lambda: check_container(params.get('container_root') or '/', params['container'],
+                                                           container_npus(params, found))))
     if params['npu'] and params['ecc_again']:
         # last: the other parts took time since the first ECC read; the NPUs are those of the first table
         parts.append(('npu_again', lambda: read_ecc_again(module, params, warnings, shared, found)))
     return parts
+
+
+def container_npus(params, found):
+    """How many /dev/davinciN a container must have: ``container_npus``, else the NPUs the npu part listed, else 8."""
+    if params.get('container_npus'):
+        return params['container_npus']
+    entries = (found.get('npu') or {}).get('devices') or {}
+    return len(entries) or 8
+
+
+def again_views(params):
+    """The views the second read asks: the ECC counters, and the PCIe error counters when the first read had them."""
+    views = set(['ecc'])
+    if 'pcie_err' in resolve_subsets(params.get('npu_subset')):
+        views.add('pcie_err')
+    return views
+
+
+def pcie_errors(view):
+    """The sum of the error counters (``*_error_count``) of one NPU's ``pcie_err`` view."""
+    return sum(value for chip in (view or {}).get('chips') or [] for key, value in chip.items()
+               if key.endswith('error_count') and isinstance(value, int) and not isinstance(value, bool))
 
 
 def single_bit_errors(ecc):
@@ -116,26 +142,27 @@ def single_bit_errors(ecc):
 
 
 def ecc_again_devices(found):
-    """The NPUs whose first read shows single-bit ECC errors (sorted ids): the ones read again under scope ``errors``."""
+    """The NPUs whose first read shows single-bit ECC errors or PCIe errors (sorted ids): the ones read again under
+    scope ``errors``."""
     entries = (found.get('npu') or {}).get('devices') or {}
     return sorted(int(dev) for dev, entry in entries.items()
-                  if isinstance(entry, dict) and single_bit_errors(entry.get('ecc')) > 0)
+                  if isinstance(entry, dict) and (single_bit_errors(entry.get('ecc')) > 0 or pcie_errors(entry.get('pcie_err')) > 0))
 
 
 def read_ecc_again(module, params, warnings, shared, found):
-    """The npu_again part: the ECC counters once more, of every NPU (scope ``all``) or only of those whose first read
+    """The npu_again part: the ECC counters (and the PCIe error counters, when read) once more, of every NPU (scope ``all``) or only of those whose first read
     showed single-bit errors (scope ``errors``: a healthy NPU costs no second call; errors that begin in the seconds
     between the two reads are left to the next run)."""
     if params.get('ecc_again_scope') != 'errors' or 'devices' not in (found.get('npu') or {}):
         # every NPU, also when the first read failed (nothing to choose from: the second read says what fails now)
-        return read_npu(module, params, set(['ecc']), 'all', warnings, shared)
+        return read_npu(module, params, again_views(params), 'all', warnings, shared)
     devices = ecc_again_devices(found)
     if params['devices'] is not None:
         devices = [dev for dev in devices if dev in params['devices']]
     if not devices:
         return {'changed': False, 'count': 0, 'devices': {}, 'errors': [],
-                'msg': 'no NPU showed single-bit ECC errors in the first read, so none was read again'}
-    return read_npu(module, dict(params, devices=devices), set(['ecc']), 'all', warnings, shared)
+                'msg': 'no NPU showed single-bit ECC errors or PCIe errors in the first read, so none was read again'}
+    return read_npu(module, dict(params, devices=devices), again_views(params), 'all', warnings, shared)
 
 
 def read_health(module, params, warnings):

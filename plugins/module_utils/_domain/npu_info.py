@@ -7,9 +7,12 @@ from __future__ import annotations
 from ansible_collections.npuops.ascend.plugins.module_utils._argspec import info_result
 from ansible_collections.npuops.ascend.plugins.module_utils._domain.products import identify
 from ansible_collections.npuops.ascend.plugins.module_utils._tools.npu_smi import DEVICE_VIEWS, NODE_VIEWS, device_ids
-from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import ToolError, cmd_to_text
+from ansible_collections.npuops.ascend.plugins.module_utils._tools.runner import ModuleFailure, ToolError, cmd_to_text
 
 ALL_SUBSETS = sorted(list(DEVICE_VIEWS) + list(NODE_VIEWS) + ['processes'])
+# Per-device views whose failure on one NPU is kept as an error of the result (``errors``, with its query) instead
+# of failing the read: views that not every driver or product offers (no real 910B capture of -t pcie-err exists).
+TOLERATED_VIEWS = ('common', 'pcie_err')
 DEFAULT_SUBSET = ['board', 'health', 'usages', 'topo', 'processes']
 
 
@@ -86,8 +89,15 @@ def gather(npu_smi, subsets, requested_devices, workers, health_view='all', tabl
     argvs = [npu_smi.view_argv(name, dev) for dev, name in plan]
     results = npu_smi.runner.run_many(argvs, workers, return_exceptions=True, read=True)
     per_device = {}
+    unread = list(unread)
     for (dev, name), argv, result in zip(plan, argvs, results):
-        per_device.setdefault(dev, {})[name] = npu_smi.parse(DEVICE_VIEWS[name][1], argv, npu_smi.check(argv, result, dev))
+        try:
+            per_device.setdefault(dev, {})[name] = npu_smi.parse(DEVICE_VIEWS[name][1], argv, npu_smi.check(argv, result, dev))
+        except ModuleFailure as exc:
+            if name not in TOLERATED_VIEWS:
+                raise
+            # a view some drivers or products do not offer: an error of the result, the other views still count
+            unread.append(dict(exc.result(), device=dev, query=name, msg=exc.msg))
     return assemble(npu_smi.version, table, node, devices, per_device, subsets, unread)
 
 
@@ -173,9 +183,10 @@ def assemble(version, table, node, devices, per_device, subsets, unread=None):
         facts['processes'] = processes
     # an NPU whose table rows could not be read failed: unhealthy, and the node is not all healthy
     unread = [error for error in unread or [] if error['device'] is None or error['device'] in devices]
-    failed = set(facts['summary']['unhealthy']) | set(error['device'] for error in unread)
+    rows = [error for error in unread if error.get('query', 'info') == 'info']  # a tolerated view that failed is no health word
+    failed = set(facts['summary']['unhealthy']) | set(error['device'] for error in rows)
     facts['summary']['unhealthy'] = [dev for dev in devices if dev in failed]
-    facts['summary']['all_healthy'] = facts['summary']['all_healthy'] and not unread
+    facts['summary']['all_healthy'] = facts['summary']['all_healthy'] and not rows
     return info_result(entries, unread, **facts)
 
 

@@ -7,6 +7,9 @@
 - ``<toolkit>/latest/<arch>-linux/ascend_toolkit_install.info`` (and ``ascend_nnae_install.info``,
   ``/etc/ascend_install.info``: the same ``KEY=VALUE`` shape)
 - ``<toolkit>/latest/version.cfg``
+- ``<toolkit>/latest/opp_kernel/version.info`` (the CANN kernels package; ``toolkit/version.info`` has the same shape)
+- ``/usr/local/Ascend/mindie/latest/version.info`` (``Key : Value`` lines)
+- ``/proc/sys/kernel/osrelease`` (what ``uname -r`` prints)
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ def parse_version_info(text):
             continue
         key = snake(match.group(1))
         value = match.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':    # required_package_*_version=">=7.6, <=8.3"
+            value = value[1:-1]
         groups = _groups(value)
         out[key] = groups if groups is not None else value
     return out
@@ -100,8 +105,81 @@ def parse_version_cfg(text):
     return out
 
 
+_BUILD = re.compile(r'^(.*?)\.B\d+$')
+_RELEASE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?')
+
+
+def release_of(build):
+    """'2.1.RC1.B152' -> '2.1.RC1': a MindIE build number without its ``.B<n>`` suffix."""
+    text = str(build or '').strip()
+    match = _BUILD.match(text)
+    return match.group(1) if match else (text or None)
+
+
+def parse_mindie_info(text):
+    """Parse MindIE's ``/usr/local/Ascend/mindie/latest/version.info`` (``Key : Value``, spaces optional).
+
+    Sample::
+
+        Ascend-mindie : MindIE 2.1.RC1.B152
+        mindie-rt: 2.1.RC1.B152
+        mindie-llm: 2.1.RC1.B152
+        mindie-sd:2.1.RC1.B152
+        Platform : aarch64
+
+    Returns ``{'version': '2.1.RC1.B152', 'release': '2.1.RC1', 'platform': 'aarch64',
+    'components': {'mindie-rt': '2.1.RC1.B152', 'mindie-llm': '2.1.RC1.B152', 'mindie-sd': '2.1.RC1.B152'}}``;
+    ``version`` is the ``Ascend-mindie`` line without its product word.
+    """
+    out = {'version': None, 'release': None, 'platform': None, 'components': {}, 'unparsed': []}
+    for line in lines_of(text):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        key, sep, value = stripped.partition(':')
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
+            out['unparsed'].append(line)
+            continue
+        lowered = key.lower()
+        if lowered == 'ascend-mindie':
+            words = value.split()
+            out['version'] = words[-1] if words else None
+        elif lowered == 'platform':
+            out['platform'] = value or None
+        else:
+            out['components'][key] = value or None
+    out['release'] = release_of(out['version'])
+    return out
+
+
+def parse_kernel_release(text):
+    """Parse ``/proc/sys/kernel/osrelease`` (the text ``uname -r`` prints).
+
+    Sample::
+
+        5.10.0-60.18.0.50.oe2203.aarch64
+
+    Returns ``{'release': '5.10.0-60.18.0.50.oe2203.aarch64', 'numbers': [5, 10, 0]}``; ``numbers`` is empty
+    when the release does not start with ``<major>.<minor>``.
+    """
+    out = {'release': None, 'numbers': [], 'unparsed': []}
+    lines = [line for line in lines_of(text) if line.strip()]
+    if not lines:
+        return out
+    out['release'] = lines[0].strip()
+    out['unparsed'] = lines[1:]
+    match = _RELEASE.match(out['release'])
+    if match:
+        out['numbers'] = [int(part) for part in match.groups() if part is not None]
+    return out
+
+
 PARSERS = {
     'version_info': parse_version_info,
     'install_info': parse_version_info,
     'version_cfg': parse_version_cfg,
+    'opp_kernel_info': parse_version_info,
+    'mindie_info': parse_mindie_info,
+    'kernel_release': parse_kernel_release,
 }

@@ -39,6 +39,7 @@ DEVICE_VIEWS = {
     'temp': ('temp', 'temp'),
     'power': ('power', 'power'),
     'usages': ('usages', 'usages'),
+    'common': ('common', 'common'),
     'pcie_err': ('pcie-err', 'pcie_err'),
     'memory': ('memory', 'memory'),
 }

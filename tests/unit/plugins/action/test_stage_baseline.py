@@ -141,3 +141,41 @@ def test_the_runs_step_without_runs_says_why(tmp_path):
 def test_a_bad_figure_is_refused_with_the_words_of_the_check(tmp_path):
     with pytest.raises(AnsibleActionFail, match='baseline_measure: warmup must be an integer of at least 0'):
         runs_step(tmp_path, ['node01'], results=runs([1.0]), host='node01', warmup=-1)
+
+
+def profiled(comm, free, util):
+    """profile_info's result for one profiled step of rank 0 on NPU 2 (a 1 s step)."""
+    return {'changed': False, 'dirs': [{'path': '/prof/a_ascend_pt/ASCEND_PROFILER_OUTPUT', 'rank': 0}],
+            'steps': [{'rank': 0, 'device_id': 2, 'step': '49', 'step_time_us': 1e6, 'comm_not_overlapped_us': comm * 1e4,
+                       'compute_share_pct': 100.0 - comm - free, 'comm_share_pct': comm, 'free_share_pct': free,
+                       'aicore_util_pct': util, 'aicore_from': 'kernel_details'}],
+            'summary': {'comm_share_pct': comm}, 'errors': []}
+
+
+def test_the_runs_step_keeps_the_profile_split_in_the_host_record(tmp_path):
+    for node in ('node01', 'node02'):
+        node_step(tmp_path, node, {}, snapshot=False, stage0_chip_names=['910B3'])
+    result = runs_step(tmp_path, ['node01', 'node02'], results=runs([1.0, 1.0]), host='node01', warmup=16, min_steps=1,
+                       profile=profiled(24.0, 3.0, 72.0), profile_comm_max_pct=15)
+    kept = result['profile']
+    assert kept['bottleneck']['layer'] == 'communication'
+    assert sorted(f['check'] for f in result['findings']) == ['profile_aicore_util', 'profile_comm_share']
+    one = read_json(tmp_path / RUN / 'nodes' / 'node01' / 'stage1.json')
+    two = read_json(tmp_path / RUN / 'nodes' / 'node02' / 'stage1.json')
+    assert one['data']['profile']['steps'][0]['comm_share_pct'] == 24.0 and 'profile' not in two['data']
+    # a warning, not a failure: the stage passes, the message names node and NPU
+    assert one['status'] == 'passed' and any('node01 NPU 2' in text and '24.0 %' in text for text in one['warnings'])
+    # a profile that could not be read: a warning naming the host, no split
+    failed = {'failed': True, 'msg': 'profile_info: /prof is not a directory.'}
+    result = runs_step(tmp_path, ['node01'], results=runs([1.0, 1.0]), host='node01', warmup=16, min_steps=1,
+                       profile=failed)
+    assert result['profile']['error'] == failed['msg'] and result['findings'][0]['check'] == 'profile_read'
+    # failed_when false leaves failed false on a read that failed: no step figures is still a failed read
+    suppressed = {'failed': False, 'failed_when_result': False, 'rc': 127, 'msg': 'Module result deserialization failed'}
+    result = runs_step(tmp_path, ['node01'], results=runs([1.0, 1.0]), host='node01', warmup=16, min_steps=1,
+                       profile=suppressed)
+    assert result['findings'][0]['msg'] == ('node01: the profiler output could not be read: Module result '
+                                            'deserialization failed')
+    # without a profile nothing is kept
+    assert runs_step(tmp_path, ['node01'], results=runs([1.0, 1.0]), host='node01', warmup=16,
+                     min_steps=1)['profile'] is None

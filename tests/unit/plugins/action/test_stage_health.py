@@ -27,12 +27,14 @@ RUN = 'R1'
 HEALTH_INFO = 'npuops.ascend.health_info'
 ROLE_OPTIONS = dict(npu=True, npu_subset=['board', 'health', 'ecc', 'topo', 'processes'], health_view='unhealthy',
                     ecc_again=True, ecc_again_scope='errors', ports=True, port_queries=['link', 'ip', 'net_health', 'tls'],
-                    host=True)
+                    host=True, container='auto')
+# what the action adds for the module: the root of the container check and how many /dev/davinciN it needs
+MODULE_OPTIONS = dict(ROLE_OPTIONS, container_root='/', container_npus=8)
 
 
 def health_info(parts):
     """What health_info returns for the parts of a node read (each in the shape of its own module)."""
-    out = dict((key, parts[key]) for key in action.PARTS)
+    out = dict((key, parts.get(key)) for key in action.PARTS)
     out.update(changed=False, env_files=None, failed_parts=[])
     return out
 
@@ -62,9 +64,9 @@ def test_the_node_step_runs_health_info_once_and_records_the_ports_and_the_produ
     calls = []
     result = node_step(tmp_path, H, health_info(parts), calls=calls, plan=PLAN, **ROLE_OPTIONS)
     # one module run, with the options the role passes and nothing else
-    assert calls == [(HEALTH_INFO, ROLE_OPTIONS)]
+    assert calls == [(HEALTH_INFO, MODULE_OPTIONS)]
     assert result['changed'] is False and result['findings'] == [] and 'failed' not in result
-    assert dict((key, result[key]) for key in action.PARTS) == dict((key, parts[key]) for key in action.PARTS)
+    assert dict((key, result[key]) for key in action.PARTS) == dict((key, parts.get(key)) for key in action.PARTS)
     record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
     assert record == result['record'] and record['status'] == 'passed' and record['role'] == 'health_check'
     # what the PoD part checks of each port, nothing more
@@ -98,7 +100,7 @@ def test_a_module_that_could_not_run_stands_for_every_part(tmp_path):
     assert all(result[key] == broken for key in action.PARTS)
     record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
     assert record['status'] == 'failed' and len(record['failures']) == 4
-    assert record['data'] == {'ports': {'devices': {}}, 'product': None}
+    assert record['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None}
 
 
 def test_a_concern_switched_off_is_not_checked_nor_handed_on(tmp_path, node):
@@ -111,7 +113,7 @@ def test_a_concern_switched_off_is_not_checked_nor_handed_on(tmp_path, node):
     unread = dict((key, {'msg': 'node-07: not read'}) for key in action.PARTS)
     result = node_step(tmp_path, H, health_info(unread), npu=False, host=False)
     assert [f['check'] for f in result['findings']] == ['ports']
-    assert result['record']['data'] == {'ports': {'devices': {}}, 'product': None}
+    assert result['record']['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None}
 
 
 def test_check_mode_reads_and_records_as_a_dry_run(tmp_path, node):
@@ -225,7 +227,7 @@ def test_the_node_step_writes_the_report_and_the_pod_step_adds_its_findings_to_t
     directory = tmp_path / RUN / 'stage0-health_check'
     assert one['report'] == str(directory / 'node01.json')
     document = read_json(directory / 'node01.json')
-    assert sorted(document) == ['findings', 'host', 'host_info', 'npu', 'numa', 'ports', 'run', 'stage']
+    assert sorted(document) == ['container', 'findings', 'host', 'host_info', 'npu', 'numa', 'ports', 'run', 'stage']
     assert (document['host'], document['run'], document['stage']) == ('node01', RUN, 0)
     assert document['findings'] == one['findings'] and document['npu'] == one['npu'] and document['ports'] == one['ports']
     text = (directory / 'node01.md').read_text(encoding='utf-8')
@@ -249,3 +251,29 @@ def test_the_node_step_writes_the_report_and_the_pod_step_adds_its_findings_to_t
 def test_no_report_unless_asked(tmp_path, node):
     result = node_step(tmp_path, 'node01', health_info(node()))
     assert 'report' not in result and not (tmp_path / RUN / 'stage0-health_check').exists()
+
+
+def test_the_node_record_keeps_the_power_and_the_pod_step_compares_it_across_the_pod(tmp_path, run_module, node):
+    two_nodes(tmp_path, run_module, node)
+    path = tmp_path / RUN / 'nodes' / 'node02' / 'stage0.json'
+    record = json.loads(path.read_text())
+    # per NPU the higher of the table's Power(W) (NPU 0 102.8 W ... NPU 7 105.1 W) and its -t power view (103.5 W)
+    assert record['data']['power'] == {'0': 103.5, '1': 103.5, '2': 103.5, '3': 108.7, '4': 103.9, '5': 103.5, '6': 107.7,
+                                       '7': 105.1}
+    assert pod_step(tmp_path, ['node01', 'node02'], ports=False)['findings'] == []
+    record['data']['power']['3'] = 310.0
+    path.write_text(json.dumps(record))
+    found = pod_step(tmp_path, ['node01', 'node02'], ports=False)['findings']
+    assert [(f['host'], f['device'], f['check'], f['severity']) for f in found] == [('node02', 3, 'power_vs_median', 'warn')]
+    assert 'of the other 15 NPUs of the PoD' in found[0]['msg']
+    assert pod_step(tmp_path, ['node01', 'node02'], ports=False, max_power_over_median_pct=None)['findings'] == []
+    assert pod_step(tmp_path, ['node01', 'node02'], ports=False, npu=False)['findings'] == []
+
+
+def test_the_power_limits_take_a_number_or_null():
+    assert action.optional_numbers({'max_power_w': '400', 'max_power_over_median_pct': None}) == {
+        'max_power_w': 400.0, 'max_power_over_median_pct': None}
+    assert action.optional_numbers({'max_power_w': 'None', 'max_power_over_median_pct': 30})['max_power_w'] is None
+    for bad in ('many', -1, True):
+        with pytest.raises(AnsibleActionFail, match='max_power_w must be a number'):
+            action.optional_numbers({'max_power_w': bad, 'max_power_over_median_pct': 30})

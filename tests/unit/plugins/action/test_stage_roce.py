@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
+from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure, AnsibleError
 
 from ansible_collections.npuops.ascend.plugins.action import stage_roce as action
 from ansible_collections.npuops.ascend.tests.unit.plugins.action import stage_actions
@@ -645,3 +645,83 @@ def test_batches_by_group_and_their_problems(tmp_path):
     assert 'roce_lossless_batch 0 is below 1' in out['msg']
     assert 'node02: it is in none of the groups of roce_lossless_domain_groups (rack_a)' in out['msg']
     assert out['msg'].endswith('Nothing was changed on any node.')
+
+
+# ---- pod: the scaling ladder after the change -----------------------------------------------------------------------
+
+FOUR = ['node01', 'node02', 'node03', 'node04']
+LADDER = {'enabled': True, 'rungs': [], 'min_pct': 70.0, 'intra_min_pct': 85.0}
+RUNG_BENCH = {'npus': 8, 'min_bytes': '1G', 'max_bytes': '1G', 'fail_below_band': False}
+STAGE3 = {'expected_gb_s': 137.2, 'gate_gb_s': 109.76, 'intra_gb_s': 137.2, 'intra_from': 'stage 3', 'basis': 'expected'}
+
+
+def ladder_step(tmp_path, node, result, **args):
+    return step(tmp_path, node, step='pod', phase='after', hosts=FOUR, result=result, expected=STAGE3, ladder=LADDER,
+                bench=RUNG_BENCH, mpi_hosts=dict((h, 'mpi-' + h) for h in FOUR), host='node01', **args)
+
+
+def test_the_pod_step_measures_the_rungs_below_the_pod_and_keeps_the_ladder_in_the_pod_record(tmp_path):
+    node = Node({'changed': False, 'peak_busbw_gb_s': 136.9, 'rows': [{}]}, {'changed': False, 'peak_busbw_gb_s': 136.4,
+                                                                             'rows': [{}]})
+    out = ladder_step(tmp_path, node, AT_GATE)
+    # one hccl_bench run per rung below the PoD, on the first nodes by their MPI names; the PoD's rung is the benchmark
+    assert node.names() == ['hccl_bench', 'hccl_bench']
+    assert [call[1]['hosts'] for call in node.calls] == [['mpi-node01'], ['mpi-node01', 'mpi-node02']]
+    assert all(call[1]['max_bytes'] == '1G' and call[1]['npus'] == 8 for call in node.calls)
+    assert out['findings'] == []
+    with open(out['path'], encoding='utf-8') as handle:
+        scaling = json.load(handle)['data']['scaling']
+    assert [(r['nodes'], r['hosts'], r['busbw_gb_s'], r['efficiency_pct']) for r in scaling['rungs']] == [
+        (1, ['node01'], 136.9, 100.0), (2, ['node01', 'node02'], 136.4, 99.6), (4, FOUR, 136.5, 99.7)]
+
+
+def test_a_slow_port_drops_the_rungs_with_its_node_and_the_finding_names_node_and_npu(tmp_path):
+    slow = {'peak_busbw_gb_s': 45.0, 'rows': [{}], 'below_band': True,
+            'band': {'low_gb_s': 109.76, 'percent': [80.0, 100], 'theory_gb_s': 137.2}}
+    pairwise = {'culprits': ['node03'], 'culprit': 'node03', 'msg': 'node03 is in every slow pair'}
+    records = [{'status': 'DOWN'}, {'status': 'UP'}]
+    ports = {'results': [{'item': 'node03', 'devices': dict(
+        (str(d), {'link': 'UP', 'mtu': 9000, 'link_stat': {'records': records * (4 if d == 5 else 1)}}) for d in range(8))}]}
+    node = Node({'peak_busbw_gb_s': 136.9, 'rows': [{}]}, {'peak_busbw_gb_s': 136.4, 'rows': [{}]})
+    out = ladder_step(tmp_path, node, slow, pairwise=pairwise, culprit_ports=ports)
+    assert [(f['host'], f['device'], f['check']) for f in out['findings']] == [
+        ('node03', None, 'busbw'), ('node03', None, 'pairwise'), ('node03', 5, 'scaling')]
+    assert out['findings'][2]['msg'].startswith('node03 NPU 5: the AllReduce over 4 nodes (node01, node02, node03, node04) '
+                                                'reaches 45 GB/s, 32.9 % of the one-node figure 136.9 GB/s, below 70 %')
+    with open(out['path'], encoding='utf-8') as handle:
+        stored = json.load(handle)
+    assert stored['findings'] == out['findings']
+    assert [r['efficiency_pct'] for r in stored['data']['scaling']['rungs']] == [100.0, 99.6, 32.9]
+
+
+def test_the_ladder_is_not_measured_when_off_in_check_mode_or_without_the_benchmark_of_the_pod(tmp_path):
+    node = Node()
+    out = step(tmp_path, node, step='pod', phase='after', hosts=FOUR, result=AT_GATE, expected=STAGE3,
+               ladder=dict(LADDER, enabled=False), bench=RUNG_BENCH)
+    assert node.calls == [] and out['findings'] == []
+    out = ladder_step(tmp_path, node, {'changed': False, 'skipped': True, 'msg': 'skipped in check mode'}, check_mode=True)
+    assert node.calls == []
+    failed = ladder_step(tmp_path, node, {'failed': False, 'msg': 'mpirun: cannot read host file'})
+    assert node.calls == []
+    with open(failed['path'], encoding='utf-8') as handle:
+        scaling = json.load(handle)['data']['scaling']
+    assert scaling['skipped'] is True and scaling['msg'] == ('the ladder did not run: the benchmark of the PoD did not '
+                                                             'measure (mpirun: cannot read host file)')
+
+
+def test_the_operators_rungs_are_measured_and_a_bad_one_fails_the_step(tmp_path):
+    node = Node({'peak_busbw_gb_s': 136.9, 'rows': [{}]}, {'peak_busbw_gb_s': 136.0, 'rows': [{}]})
+    step(tmp_path, node, step='pod', phase='after', hosts=FOUR, result=AT_GATE, expected=STAGE3, bench=RUNG_BENCH,
+         ladder=dict(LADDER, rungs=['3', 8]))
+    assert [call[1]['hosts'] for call in node.calls] == [['node01'], ['node01', 'node02', 'node03']]
+    with pytest.raises(AnsibleError, match='a rung .a node count. must be an integer of at least 1'):
+        step(tmp_path, Node(), step='pod', phase='after', hosts=FOUR, result=AT_GATE, ladder=dict(LADDER, rungs=[0]))
+
+
+def test_a_rung_that_did_not_run_has_no_figure_and_the_ladder_goes_on(tmp_path):
+    node = Node({'peak_busbw_gb_s': 136.9, 'rows': [{}]}, {'failed': True, 'msg': 'node02: mpirun exited 1'})
+    out = ladder_step(tmp_path, node, AT_GATE)
+    with open(out['path'], encoding='utf-8') as handle:
+        rungs = json.load(handle)['data']['scaling']['rungs']
+    assert [(r['nodes'], r['busbw_gb_s'], r['msg']) for r in rungs][1] == (2, None, 'node02: mpirun exited 1')
+    assert out['findings'] == []

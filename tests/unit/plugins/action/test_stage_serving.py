@@ -233,6 +233,39 @@ def test_the_sweep_runs_against_the_endpoint_and_a_sweep_that_reached_nothing_is
     assert result['record']['status'] == 'passed' and result['entry']['load_sweep'] is None
 
 
+def _level(concurrency, tokens_per_s, p50=100.0, p99=110.0):
+    return {'concurrency': concurrency, 'requests': 4, 'succeeded': 4, 'failed': 0, 'errors': [], 'wall_s': 1.0,
+            'output_tokens': 20, 'tokens_per_s': tokens_per_s, 'ttft_ms': {'mean': 1.0, 'p50': 1.0, 'p99': 1.0},
+            'tpot_ms': {'mean': 1.0, 'p50': 1.0, 'p99': 1.0}, 'latency_ms': {'p50': p50, 'p99': p99}}
+
+
+def test_the_sweep_is_judged_into_the_findings_and_the_record(tmp_path):
+    sweep = {'changed': False, 'skipped': None,
+             'levels': [_level(1, 50.0), _level(2, 100.0, p99=350.0), _level(4, 101.0), _level(8, 70.0)]}
+    answers = {'npuops.ascend.mindie_config': mindie_result(changed=False),
+               'ansible.legacy.slurp': slurp(DEFAULT_TEXT.replace('"maxBatchSize" : 200', '"maxBatchSize" : 64')
+                                             .replace('"maxBatchSize": 200', '"maxBatchSize": 64')),
+               'npuops.ascend.serving_bench': sweep}
+    result = run(make(node_args(tmp_path, MINDIE, bench_endpoint='http://h:1', bench_concurrency=[1, 2, 4, 8]),
+                      answers), 'node02')
+    assert [(f['check'], f['severity']) for f in result['findings']] == [('serving_throughput', 'fail'),
+                                                                          ('serving_p99', 'warn')]
+    assert 'falls to 70 tokens/s at concurrency 8 from 101 tokens/s at concurrency 4' in result['findings'][0]['msg']
+    assert result['findings'][1]['msg'].startswith('node02: the load sweep of http://h:1: at concurrency 2 the P99 '
+                                                   'latency 350 ms is 3.5 x the P50 (100 ms)')
+    record = read_json(result['path'])
+    assert record['status'] == 'failed'
+    judged = record['data']['sweep_judgement']
+    assert judged['knee'] == 2 and judged['saturation_tokens_per_s'] == 101.0 and judged['p99_p50_max'] == 2.0
+
+    # the operator's thresholds and severities
+    result = run(make(node_args(tmp_path, MINDIE, bench_endpoint='http://h:1', bench_p99_p50_max=4.0,
+                                bench_knee_gain_pct=25.0, bench_drop_severity='warn'), answers), 'node02')
+    assert [(f['check'], f['severity']) for f in result['findings']] == [('serving_throughput', 'warn')]
+    assert read_json(result['path'])['status'] == 'passed'
+    assert read_json(result['path'])['data']['sweep_judgement']['knee_gain_pct'] == 25.0
+
+
 def test_engine_none_records_a_skipped_stage(tmp_path):
     calls = []
     result = run(make(node_args(tmp_path, dict(MINDIE, engine='none'), bench_endpoint='http://h:1'), {}, calls=calls))

@@ -62,6 +62,20 @@ def test_the_node_step_runs_both_modules_in_one_task_and_records_the_fingerprint
     assert record['data']['fingerprint']['driver'] == '23.0.7' and record['status'] == 'passed'
 
 
+def test_the_node_step_passes_the_mindie_path_and_checks_the_kernel_floor(tmp_path, run_module, stack_read):
+    old = {'npuops.ascend.version_info': stack_read(osrelease='4.19.90-2112.8.0.0131.oe1.aarch64\n', name='old'),
+           'npuops.ascend.npu_info': tv.loaded(run_module)}
+    calls = []
+    result = node_step(tmp_path, 'node04', old, calls=calls, mindie_path='/opt/mindie/latest', min_kernel='5.10')
+    assert calls[0][1]['mindie_path'] == '/opt/mindie/latest'
+    assert calls[0][1]['packages'] == ['torch', 'torch_npu', 'mindspeed', 'vllm', 'vllm_ascend']
+    assert [(f['check'], f['value']) for f in result['findings']] == [('kernel', '4.19.90-2112.8.0.0131.oe1.aarch64')]
+    assert result['record']['status'] == 'failed'
+    assert result['record']['data']['fingerprint']['kernel'] == '4.19.90-2112.8.0.0131.oe1.aarch64'
+    unchecked = node_step(tmp_path, 'node05', old)
+    assert unchecked['findings'] == []  # no floor given: the kernel is only fingerprinted
+
+
 def test_a_module_that_failed_fails_the_node_step_with_its_words_and_no_record(tmp_path, nodes):
     broken = dict(nodes['node01'], **{'npuops.ascend.npu_info': {'failed': True, 'msg': 'npu-smi info: device busy'}})
     result = node_step(tmp_path, 'node02', broken)
@@ -75,7 +89,7 @@ def test_the_pod_step_reads_the_records_and_names_the_outlier(tmp_path, nodes):
     result = pod_step(tmp_path, ['node01', 'node02', 'node03'])
     assert list(result['fingerprints']) == ['node01', 'node02', 'node03']
     assert [(f['host'], f['check']) for f in result['pod_findings']] == [('node03', 'driver'), ('node03', 'npu_driver')]
-    assert result['pod_findings'][0]['msg'] == 'node03: driver is 23.0.6 while 2 other node(s) have 23.0.7'
+    assert result['pod_findings'][0]['msg'] == 'node03: driver is 23.0.6 while 2 other node(s) have 23.0.7 (node01, node02)'
     pod, problem = store.read_pod_record(str(tmp_path / RUN), RUN, 2)
     assert problem is None and pod['findings'] == result['pod_findings']
     assert [d['field'] for d in pod['data']['differences']] == ['driver', 'npu_driver']

@@ -27,8 +27,9 @@ MEMORY = sample('npu_smi/memory/skill_validated_65536')
 INVALID_CARD = sample('npu_smi/errors/mc_910a_invalid_card')      # 'Invalid card id.' ... printed on stdout
 DEVICE_USED = sample('npu_smi/errors/device_used')     # 'dcmi model initialized failed, because the device is used. ret is -8020'
 
+COMMON = sample('npu_smi/common/gpustack_test')   # 1000 of 1000 MHz
 VIEW_OUTPUT = {'board': BOARD, 'health': HEALTH_OK, 'usages': USAGES, 'temp': TEMP, 'power': POWER,
-               'ecc': ECC, 'pcie-err': PCIE_ERR, 'memory': MEMORY}
+               'ecc': ECC, 'pcie-err': PCIE_ERR, 'memory': MEMORY, 'common': COMMON}
 
 
 def info():
@@ -109,14 +110,16 @@ def test_workers_bound_concurrency(run_module):
 
 
 def test_gather_all(run_module):
-    views = ('board', 'ecc', 'health', 'memory', 'pcie-err', 'power', 'temp', 'usages')
+    views = ('board', 'common', 'ecc', 'health', 'memory', 'pcie-err', 'power', 'temp', 'usages')
     res = run_module(npu_info, {'gather_subset': ['all'], 'devices': [0, 1], 'workers': 1},
                      commands(views=views, devices=(0, 1), mapping=True))
     assert not res.failed, res
     assert res.calls == [list(info()), [NPU_SMI, 'info', '-m'], [NPU_SMI, 'info', '-t', 'topo']] + [
         list(view(name, dev)) for dev in (0, 1) for name in views]
     dev1 = res.result['devices']['1']
-    assert set(dev1) == {'info', 'board', 'ecc', 'health', 'memory', 'pcie_err', 'power', 'temp', 'usages', 'topo', 'mapping'}
+    assert set(dev1) == {'info', 'board', 'common', 'ecc', 'health', 'memory', 'pcie_err', 'power', 'temp', 'usages', 'topo',
+                         'mapping'}
+    assert dev1['common']['chips'][0]['aicore_cur_freq_mhz'] == 1000
     assert dev1['mapping'] == [{'npu': 1, 'chip': 0, 'logic_id': 1, 'name': 'Ascend 910B4'},
                                {'npu': 1, 'chip': 1, 'logic_id': None, 'name': 'Mcu'}]
     assert dev1['pcie_err']['chips'][0]['rx_error_count'] == 991

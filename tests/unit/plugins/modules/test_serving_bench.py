@@ -4,6 +4,7 @@ chunk, a fixed delay before the first token and between tokens), so that TTFT, T
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -133,3 +134,42 @@ def test_bad_options_send_nothing(run_module, endpoint, args, text):
     res = run_module(serving_bench, options)
     assert res.failed and text in res.result['msg'] and 'nothing was sent' in res.result['msg']
     assert len(Stub.seen) == before
+
+
+# --- real streams -------------------------------------------------------------------------------------------------
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'serving')
+
+
+def _capture(name):
+    """The SSE body of a captured stream (tests/unit/fixtures/serving/<name>, its comment lines dropped)."""
+    with open(os.path.join(FIXTURES, name), encoding='utf-8') as handle:
+        return ''.join(line for line in handle if not line.startswith('#')).encode('utf-8')
+
+
+class Replay(BaseHTTPRequestHandler):
+    """Answers every POST with the captured stream of its API, byte for byte."""
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_POST(self):  # noqa: N802 (the http.server API)
+        self.rfile.read(int(self.headers['Content-Length']))
+        name = 'vllm_chat_stream.txt' if self.path.endswith('/chat/completions') else 'vllm_completions_stream.txt'
+        self.send_response(200)
+        self.send_header('Content-Type', 'text/event-stream; charset=utf-8')
+        self.end_headers()
+        self.wfile.write(_capture(name))
+
+
+@pytest.mark.parametrize('api, tokens', [('chat', 2), ('completions', 5)])
+def test_a_real_vllm_stream_counts_the_chunks_that_carry_text(api, tokens):
+    # chat: the first chunk (role, content "") is no token; completions: the usage chunk (choices []) is none
+    server = ThreadingHTTPServer(('127.0.0.1', 0), Replay)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        target = _serving.parse_endpoint('http://127.0.0.1:%d' % server.server_address[1])
+        result = _serving.one_request(target, api, 'm', 'p', 8, 10)
+    finally:
+        server.shutdown()
+    assert result['ok'] and result['tokens'] == tokens, result

@@ -706,3 +706,113 @@ def test_chip_names_from_the_snapshot_then_stage_0_each_once():
     assert perf.chip_names(npu, ['910B4', '910B1']) == ['910B3', '910B4', '910B1']
     assert perf.chip_names(None, ['910B2']) == ['910B2']
     assert perf.chip_names({'summary': {'product': None}}) == []
+
+
+# ---- the scaling ladder of stage 4 ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('pod, rungs, max_rungs, expected', [
+    (1, None, 8, [1]),
+    (2, None, 8, [1, 2]),
+    (3, [], 8, [1, 2, 3]),
+    (4, None, 8, [1, 2, 4]),
+    (6, None, 8, [1, 2, 4, 6]),
+    (1024, None, 8, [1, 2, 8, 16, 64, 128, 512, 1024]),    # 11 powers of two thinned to 8, 2 and the PoD kept
+    (1000, None, 4, [1, 2, 512, 1000]),
+    (6, [3, 16, 3], 8, [1, 3, 6]),                          # the operator's rungs: 1 and the PoD added, 16 left out
+])
+def test_the_rungs_of_the_ladder(pod, rungs, max_rungs, expected):
+    assert perf.scaling_rungs(pod, rungs, max_rungs) == expected
+
+
+@pytest.mark.parametrize('args, message', [
+    ((0,), 'pod_nodes must be an integer of at least 1'),
+    ((4, '2,4'), 'rungs must be a list of node counts'),
+    ((4, [2, 0]), 'a rung'),
+    ((4, None, 1), 'max_rungs must be an integer of at least 2'),
+])
+def test_the_rungs_refuse(args, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        perf.scaling_rungs(*args)
+
+
+def _rungs(*figures):
+    hosts = ['node%02d' % i for i in range(1, 5)]
+    counts = [1, 2, 4][:len(figures)]
+    return [{'nodes': n, 'hosts': hosts[:n], 'busbw_gb_s': busbw} for n, busbw in zip(counts, figures)]
+
+
+def _ports_of(node, **devices):
+    """The read of a slow node's ports as the pairwise search registers it (a loop over the slow nodes): 8 ports, the
+    link history of a real capture on every one (one flap of the change each), more DOWN records on ``devices``."""
+    entries = {}
+    for dev in range(8):
+        records = [{'status': 'DOWN'}, {'status': 'UP'}] * (1 + devices.get('npu%d' % dev, 0))
+        entries[str(dev)] = {'link': 'UP', 'mtu': 9000, 'pfc_priorities': [4], 'link_stat': {'records': records}}
+    return {'results': [{'item': node, 'changed': False, 'devices': entries}]}
+
+
+def test_a_healthy_ladder_has_no_finding_and_the_efficiency_of_every_rung(bench):
+    # the one-node rung from the hccl_bench result of a real table (busbw 41.584 on 8 ranks)
+    one = bench(output=HCCL_TABLE, info=INFO_IDLE, fail_below_band=False).result['peak_busbw_gb_s']
+    out = perf.scaling_ladder(_rungs(one, 40.5, 39.9), {'intra_gb_s': 41.0, 'intra_from': 'stage 3'})
+    assert out['findings'] == []
+    assert [(r['nodes'], r['efficiency_pct'], r['pct_of_intra']) for r in out['rungs']] == [
+        (1, 100.0, None), (2, 97.4, 98.8), (4, 96.0, 97.3)]
+    assert (out['one_node_gb_s'], out['intra_gb_s'], out['intra_from']) == (41.584, 41.0, 'stage 3')
+
+
+def test_a_rung_below_70_percent_names_the_node_the_pairwise_search_names_and_its_port():
+    pairwise = {'culprits': ['node03'], 'culprit': 'node03', 'msg': 'node03 is in every slow pair'}
+    out = perf.scaling_ladder(_rungs(137.0, 136.3, 45.0), {'intra_gb_s': 137.2, 'intra_from': 'stage 3'},
+                              pairwise=pairwise, culprit_ports=_ports_of('node03', npu3=3))
+    assert [(f['host'], f['device'], f['check'], f['value'], f['expected'], f['severity']) for f in out['findings']] == [
+        ('node03', 3, 'scaling', 32.8, '>= 70 %', 'fail')]
+    msg = out['findings'][0]['msg']
+    assert msg.startswith('node03 NPU 3: the AllReduce over 4 nodes (node01, node02, node03, node04) reaches 45 GB/s, '
+                          '32.8 % of the one-node figure 137 GB/s, below 70 % (the method, section 1')
+    assert '; the ladder: 1 node 137 GB/s (100 %), 2 nodes 136.3 GB/s (99.5 %), 4 nodes 45 GB/s (32.8 %); ' in msg
+    assert msg.endswith('the pairwise search names node03; its port stands out: link DOWN records 4 (other ports 1)')
+
+
+def test_a_rung_below_70_percent_without_the_search_names_the_node_it_adds_or_both_of_two():
+    # node04 slow: rung 2 passes, rung 4 adds node03 and node04 - with rung 3 it adds node04 alone
+    hosts = ['node01', 'node02', 'node03', 'node04']
+    rungs = [{'nodes': n, 'hosts': hosts[:n], 'busbw_gb_s': b} for n, b in ((1, 137.0), (2, 136.0), (3, 135.0), (4, 45.0))]
+    out = perf.scaling_ladder(rungs)
+    assert [(f['host'], f['device']) for f in out['findings']] == [('node04', None)]
+    assert out['findings'][0]['msg'].endswith('node04 is the node this rung adds; no port of it was read or stands out, '
+                                              'so the NPU is not named')
+    assert out['intra_from'] == 'the one-node rung'
+    # a PoD of two: both nodes are new to the ports, the ladder cannot tell them apart, so both are named
+    out = perf.scaling_ladder(_rungs(137.0, 40.0))
+    assert [(f['host'], f['check']) for f in out['findings']] == [('node01', 'scaling'), ('node02', 'scaling')]
+    assert 'the ladder cannot tell node01, node02 apart (the pairwise search needs more than 2 nodes)' in out['findings'][0]['msg']
+
+
+def test_a_rung_above_70_but_below_85_percent_of_stage_3_is_the_cross_node_finding():
+    out = perf.scaling_ladder(_rungs(120.0, 110.0), {'intra_gb_s': 137.2, 'intra_from': 'stage 3'})
+    assert [(f['host'], f['check'], f['value'], f['expected']) for f in out['findings']] == [
+        ('node01', 'crossnode_intra', 80.2, '>= 85 %'), ('node02', 'crossnode_intra', 80.2, '>= 85 %')]
+    assert '80.2 % of the intra-node figure 137.2 GB/s (stage 3), below 85 % (the method, stage 4' in out['findings'][0]['msg']
+    # the floor of the gate is no measurement: the one-node rung stands for the intra-node figure; thresholds are options
+    out = perf.scaling_ladder(_rungs(120.0, 110.0), {'intra_gb_s': 117.6, 'intra_from': 'the stage 3 gate'})
+    assert out['findings'] == [] and out['intra_from'] == 'the one-node rung'
+    assert [f['check'] for f in perf.scaling_ladder(_rungs(120.0, 110.0), min_pct=95)['findings']] == ['scaling'] * 2
+
+
+def test_a_ladder_whose_one_node_rung_did_not_measure_has_no_efficiency():
+    rungs = _rungs(None, 40.0)
+    rungs[0]['msg'] = 'mpirun exited 1'
+    out = perf.scaling_ladder(rungs)
+    assert out['findings'] == [] and out['msg'] == 'the one-node rung did not measure (mpirun exited 1): no efficiency'
+    assert [r['efficiency_pct'] for r in out['rungs']] == [None, None]
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    ({'rungs': []}, 'rungs must be a non-empty list'),
+    ({'rungs': _rungs(1.0), 'min_pct': 0}, 'min_pct must be above 0 and at most 100'),
+    ({'rungs': _rungs(1.0), 'intra_min_pct': 'x'}, 'intra_min_pct must be above 0'),
+])
+def test_the_ladder_refuses(kwargs, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        perf.scaling_ladder(**kwargs)

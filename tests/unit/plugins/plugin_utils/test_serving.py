@@ -387,7 +387,7 @@ def test_report_entry_of_each_engine():
     assert entry == {'host': 'node01', 'run': 'R1', 'engine': 'mindie', 'service': 'mindie', 'file': '/c.json',
                      'settings': {'maxBatchSize': 64}, 'changes': [{'key': 'maxBatchSize'}], 'backup_file': '/c.json.1~',
                      'npu_mem_size': {'npuMemSize': 28}, 'vllm_argv': None, 'vllm_env': None, 'findings': [],
-                     'load_sweep': [{'concurrency': 1}]}
+                     'load_sweep': [{'concurrency': 1}], 'sweep_judgement': None}
     vllm = report_entry('node01', 'R1', dict(values, engine='vllm', service='q'),
                         launch={'argv': ['vllm', 'serve', 'm'], 'env_redacted': {'HF_TOKEN': '<redacted>'}})
     assert vllm['file'] == '/v/vllm-q.sh' and vllm['settings'] == {} and vllm['changes'] == []

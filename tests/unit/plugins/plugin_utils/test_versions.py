@@ -3,6 +3,7 @@ run_module from real samples of the fixture tree."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -35,6 +36,13 @@ TOOLKIT = sample('versions/install_info/vllm198_toolkit_8.0.0')        # declare
 TOOLKIT_82 = sample('versions/install_info/vllm_toolkit_8.2.RC1')
 TOOLKIT_70 = sample('versions/install_info/mc_toolkit_7.0.T10')        # declares C29, C30, C13, R003C10, R003C11
 VERSION_CFG = sample('versions/version_cfg/notes_cann_8.0.0_full')
+# Real samples (tests/fixtures/captures/version_files_stack.txt)
+KERNELS_82 = sample('versions/opp_kernel_info/mindie_image_kernels_8.2.RC1')         # version_dir=8.2.RC1
+KERNELS_83 = sample('versions/opp_kernel_info/tritonjit_kernels_8.3.RC1.alpha001')   # version_dir=8.3.RC1.alpha001
+MINDIE_21 = sample('versions/mindie_info/mindie_image_2.1.RC1')                      # 2.1.RC1.B152
+MINDIE_21RC2 = sample('versions/mindie_info/notes_2.1.RC2')                          # 2.1.RC2.B080
+OSRELEASE = sample('versions/kernel_release/openeuler_2203_5.10.0')                  # 5.10.0-60.18.0.50.0e2203.aarch64
+NAMES = ('torch', 'torch_npu', 'mindspeed', 'vllm', 'vllm_ascend')
 
 PYTHON = '/opt/venvs/train/bin/python3'
 
@@ -46,17 +54,25 @@ def stack_read(run_module, tmp_path, monkeypatch):
         if key.startswith(('HCCL_', 'ASCEND_', 'TASK_QUEUE_', 'PYTORCH_NPU_')):
             monkeypatch.delenv(key)
 
-    def read(driver=DRIVER, firmware=FIRMWARE, toolkit=TOOLKIT, torch='2.1.0', torch_npu='2.1.0.post10', name='node'):
+    def read(driver=DRIVER, firmware=FIRMWARE, toolkit=TOOLKIT, torch='2.1.0', torch_npu='2.1.0.post10', name='node',
+             kernels=None, mindie=None, osrelease=OSRELEASE, python='3.10.14', **packages):
         root = tmp_path / name
+        if kernels is None and toolkit is not None:     # the kernels of the toolkit's own release (the 8.2.RC1 sample, edited)
+            release = version_info.version_parsers.parse_version_info(toolkit)['version']
+            kernels = KERNELS_82.replace('version_dir=8.2.RC1', 'version_dir=%s' % release)
         for path, text in (('driver/version.info', driver), ('firmware/version.info', firmware),
-                           ('toolkit/aarch64-linux/ascend_toolkit_install.info', toolkit), ('toolkit/version.cfg', VERSION_CFG)):
+                           ('toolkit/aarch64-linux/ascend_toolkit_install.info', toolkit), ('toolkit/version.cfg', VERSION_CFG),
+                           ('toolkit/opp_kernel/version.info', kernels or None), ('mindie/version.info', mindie),
+                           ('osrelease', osrelease)):
             if text is not None:
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 (root / path).write_text(text)
-        argv = (PYTHON, '-c', version_info.PACKAGES_SCRIPT, 'torch', 'torch_npu')
-        out = '{"torch": %s, "torch_npu": %s}\n' % tuple('"%s"' % v if v else 'null' for v in (torch, torch_npu))
+        monkeypatch.setattr(version_info, 'OSRELEASE', str(root / 'osrelease'))
+        argv = (PYTHON, '-c', version_info.PACKAGES_SCRIPT) + NAMES
+        found = dict(dict.fromkeys(NAMES), torch=torch, torch_npu=torch_npu, **packages)
+        out = json.dumps({'python': python, 'packages': found}) + '\n'
         args = {'driver_path': str(root / 'driver'), 'firmware_path': str(root / 'firmware'),
-                'toolkit_path': str(root / 'toolkit'), 'python': PYTHON}
+                'toolkit_path': str(root / 'toolkit'), 'mindie_path': str(root / 'mindie'), 'python': PYTHON}
         res = run_module(version_info, args, {argv: (0, out, '')})
         assert not res.failed, res
         return res.result
@@ -83,8 +99,11 @@ def test_a_consistent_stack_has_no_finding(run_module, stack_read):
     checked = version_findings(stack, loaded(run_module), TABLE, host=H)
     assert checked['findings'] == []
     assert checked['fingerprint'] == {
-        'driver': '23.0.7', 'firmware': '7.1.0.11.220', 'cann': '8.0.0', 'package:torch': '2.1.0',
-        'package:torch_npu': '2.1.0.post10', 'npu_driver': '23.0.7', 'npu_firmware': '7.1.0.7.220'}
+        'driver': '23.0.7', 'firmware': '7.1.0.11.220', 'cann': '8.0.0', 'cann_kernels': '8.0.0', 'mindie': None,
+        'kernel': '5.10.0-60.18.0.50.0e2203.aarch64', 'python': '3.10.14', 'package:torch': '2.1.0',
+        'package:torch_npu': '2.1.0.post10', 'package:mindspeed': None, 'package:vllm': None, 'package:vllm_ascend': None,
+        'npu_driver': '23.0.7', 'npu_firmware': '7.1.0.7.220'}
+    assert version_findings(stack, loaded(run_module), TABLE, host=H, min_kernel='5.10')['findings'] == []
 
 
 def test_firmware_outside_the_range_of_the_driver(run_module, stack_read):
@@ -200,8 +219,9 @@ def test_fingerprints_of_a_pod(run_module, stack_read):
         {'field': 'package:torch', 'values': {'node01': '2.1.0', 'node02': '2.1.0', 'node03': '2.3.1'}},
     ]
     assert fingerprint_findings(prints) == [
-        finding('node03', None, 'driver', '25.3.rc1', '23.0.7', 'driver is 25.3.rc1 while 2 other node(s) have 23.0.7'),
-        finding('node03', None, 'package:torch', '2.3.1', '2.1.0', 'package:torch is 2.3.1 while 2 other node(s) have 2.1.0'),
+        finding('node03', None, 'driver', '25.3.rc1', '23.0.7', 'driver is 25.3.rc1 while 2 other node(s) have 23.0.7 (node01, node02)'),
+        finding('node03', None, 'package:torch', '2.3.1', '2.1.0',
+                'package:torch is 2.3.1 while 2 other node(s) have 2.1.0 (node01, node02)'),
     ]
     assert fingerprint_findings({'node01': prints['node01'], 'node02': prints['node02']}) == []
 
@@ -209,7 +229,8 @@ def test_fingerprints_of_a_pod(run_module, stack_read):
 def test_fingerprint_of_a_field_one_node_lacks():
     prints = {'node01': {'env:HCCL_BUFFSIZE': '200'}, 'node02': {'env:HCCL_BUFFSIZE': '200'}, 'node03': {}}
     assert fingerprint_diff(prints) == [{'field': 'env:HCCL_BUFFSIZE', 'values': {'node01': '200', 'node02': '200', 'node03': None}}]
-    assert [f['msg'] for f in fingerprint_findings(prints)] == ['node03: env:HCCL_BUFFSIZE is None while 2 other node(s) have 200']
+    assert [f['msg'] for f in fingerprint_findings(prints)] == [
+        'node03: env:HCCL_BUFFSIZE is None while 2 other node(s) have 200 (node01, node02)']
     with pytest.raises(AnsibleFilterError, match=r'fingerprint_diff expects \{host: fingerprint\}, got list'):
         fingerprint_diff([])
 
@@ -240,7 +261,7 @@ def test_the_pod_part_compares_the_records_in_the_order_of_the_play():
         'node01': {'driver': '25.2.0'}, 'node03': {'driver': '25.2.0'}}})
     assert list(part['fingerprints']) == ['node01', 'node02', 'node03']  # node04 has no record: the gate names it
     assert part['differences'] == [{'field': 'driver', 'values': {'node01': '25.2.0', 'node02': '25.2.0', 'node03': '24.1.0'}}]
-    assert [f['msg'] for f in part['pod_findings']] == ['node03: driver is 24.1.0 while 2 other node(s) have 25.2.0']
+    assert [f['msg'] for f in part['pod_findings']] == ['node03: driver is 24.1.0 while 2 other node(s) have 25.2.0 (node01, node02)']
     assert part['findings'] == [odd] + part['pod_findings']
     assert [d['msg'] for d in part['drift']] == ['node02: new node since the previous run',
                                                  'node03: driver changed from 25.2.0 to 24.1.0']
@@ -259,3 +280,158 @@ def test_the_history_is_kept_atomically_and_a_bad_one_is_said_not_used(tmp_path)
     assert document == {} and 'are not {run, nodes}; this run is not compared with it' in problem
     (tmp_path / 'reports' / 'fingerprints.json').write_text('{"run": ')
     assert 'cannot be read' in read_history(path)[1]
+
+
+# ---- the kernels package, the kernel floor, the engines and frameworks ----------------------------------------------
+
+def _checks(checked, *prefixes):
+    return [(f['check'], f['severity']) for f in checked['findings'] if f['check'].startswith(prefixes)]
+
+
+def test_kernels_of_the_toolkit_release_pass_and_another_release_fails(run_module, stack_read):
+    boards = loaded(run_module)
+    same = version_findings(stack_read(toolkit=TOOLKIT_82, kernels=KERNELS_82, torch_npu='2.5.1.post1', torch='2.5.1'),
+                            boards, TABLE, host=H)
+    assert _checks(same, 'cann_kernels') == []
+    other = version_findings(stack_read(kernels=KERNELS_83), boards, TABLE, host=H)
+    assert [f for f in other['findings'] if f['check'] == 'cann_kernels'] == [finding(
+        H, None, 'cann_kernels', '8.3.RC1.alpha001', '8.0.0',
+        'the CANN kernels package is 8.3.RC1.alpha001 while the toolkit is 8.0.0: install the kernels of the same release '
+        '(method: toolkit and kernels of one CANN release)')]
+    assert other['fingerprint']['cann_kernels'] == '8.3.RC1.alpha001'
+
+
+def test_a_toolkit_without_kernels_warns(run_module, stack_read):
+    checked = version_findings(stack_read(kernels=''), loaded(run_module), TABLE, host=H)
+    missing = [f for f in checked['findings'] if f['check'] == 'cann_kernels']
+    assert [(f['severity'], f['value'], f['expected']) for f in missing] == [('warn', None, '8.0.0')]
+    assert 'no CANN kernels package (opp_kernel/version.info) next to the CANN 8.0.0 toolkit' in missing[0]['msg']
+
+
+@pytest.mark.parametrize('release, floor, expected', [
+    (OSRELEASE, '5.10', []),
+    (OSRELEASE, '5.10.0', []),
+    (OSRELEASE, '5.11', [('kernel', 'fail')]),
+    ('4.19.90-2112.8.0.0131.oe1.aarch64\n', '5.10', [('kernel', 'fail')]),
+    ('6.6.0-28.0.0.34.oe2403.aarch64\n', '5.10', []),
+    ('custom-build\n', '5.10', [('kernel', 'warn')]),
+    ('4.19.90-2112.8.0.0131.oe1.aarch64\n', None, []),
+])
+def test_the_kernel_floor(run_module, stack_read, release, floor, expected):
+    checked = version_findings(stack_read(osrelease=release), loaded(run_module), TABLE, host=H, min_kernel=floor)
+    assert _checks(checked, 'kernel') == expected
+    assert checked['fingerprint']['kernel'] == release.strip()
+
+
+def test_an_old_kernel_names_node_value_and_floor(run_module, stack_read):
+    checked = version_findings(stack_read(osrelease='4.19.90-2112.8.0.0131.oe1.aarch64\n'), loaded(run_module), TABLE,
+                               host=H, min_kernel='5.10')
+    assert [f['msg'] for f in checked['findings']] == [
+        'node-07: kernel 4.19.90-2112.8.0.0131.oe1.aarch64 is older than 5.10 (method prerequisite; version_check_min_kernel)']
+
+
+VA_SOURCE = TABLE['vllm_ascend']['source']
+GOOD_VA = dict(toolkit=TOOLKIT_82, torch='2.5.1', torch_npu='2.5.1.post1', vllm='0.9.1+empty', vllm_ascend='0.9.1')
+
+
+def test_a_vllm_ascend_stack_of_the_matrix_passes(run_module, stack_read):
+    checked = version_findings(stack_read(**GOOD_VA), loaded(run_module), TABLE, host=H)
+    assert _checks(checked, 'vllm_ascend', 'torch', 'cann_kernels') == []
+    assert checked['fingerprint']['package:vllm_ascend'] == '0.9.1'
+
+
+@pytest.mark.parametrize('change, expected', [
+    ({'vllm': '0.9.2'}, [('vllm_ascend_vllm', 'fail')]),
+    ({'vllm': None}, [('vllm_ascend_vllm', 'fail')]),
+    ({'torch': '2.6.0', 'torch_npu': '2.6.0'}, [('vllm_ascend_torch', 'fail'), ('vllm_ascend_torch_npu', 'fail')]),
+    ({'python': '3.12.1'}, [('vllm_ascend_python', 'fail')]),
+    ({'python': '3.8.18'}, [('vllm_ascend_python', 'fail')]),
+    ({'toolkit': TOOLKIT, 'torch_npu': '2.5.1.post1'}, [('vllm_ascend_cann', 'warn')]),
+    ({'vllm_ascend': '0.6.0'}, [('vllm_ascend', 'warn')]),
+])
+def test_vllm_ascend_pairings(run_module, stack_read, change, expected):
+    checked = version_findings(stack_read(**dict(GOOD_VA, **change)), loaded(run_module), TABLE, host=H)
+    assert _checks(checked, 'vllm_ascend') == expected
+
+
+def test_vllm_ascend_messages_name_the_versions_and_the_source(run_module, stack_read):
+    checked = version_findings(stack_read(**dict(GOOD_VA, vllm='0.9.2', python='3.12.1')), loaded(run_module), TABLE, host=H)
+    assert [f['msg'] for f in checked['findings'] if f['check'].startswith('vllm_ascend')] == [
+        'node-07: vLLM 0.9.2 with vLLM-Ascend 0.9.1, which is released for vLLM 0.9.1 (%s): known bad' % VA_SOURCE,
+        'node-07: Python 3.12.1 is outside the >= 3.9, < 3.12 that vLLM-Ascend 0.9.1 supports (%s): known bad' % VA_SOURCE,
+    ]
+    fatal = version_findings(stack_read(**dict(GOOD_VA, vllm_ascend='0.6.0')), loaded(run_module), TABLE, host=H,
+                             unknown_is_fatal=True)
+    assert _checks(fatal, 'vllm_ascend') == [('vllm_ascend', 'fail')]
+
+
+def test_a_vllm_release_with_two_names_and_a_v_prefix():
+    row = [r for r in TABLE['vllm_ascend']['rows'] if r['vllm_ascend'] == '0.10.1rc1'][0]
+    assert row['vllm'] == ['0.10.1', '0.10.1.1']
+    stack = {'packages': {'vllm_ascend': 'v0.10.1rc1', 'vllm': '0.10.1.1', 'torch': '2.7.1', 'torch_npu': '2.7.1.dev20250724'},
+             'python': '3.11.6', 'cann': {'version': '8.2.RC1'}}
+    assert _checks(version_findings(stack, {}, TABLE, host=H), 'vllm_ascend') == []
+    stack['packages']['vllm'] = '0.10.2'
+    assert _checks(version_findings(stack, {}, TABLE, host=H), 'vllm_ascend') == [('vllm_ascend_vllm', 'fail')]
+
+
+@pytest.mark.parametrize('change, expected', [
+    ({'mindspeed': '2.1.0', 'toolkit': TOOLKIT_82, 'torch': '2.6.0', 'torch_npu': '2.6.0'}, []),
+    ({'mindspeed': '2.1.0', 'toolkit': TOOLKIT_82, 'torch': '2.5.1', 'torch_npu': '2.5.1.post1'}, [('mindspeed_torch', 'fail')]),
+    ({'mindspeed': '2.0.0'}, [('mindspeed_cann', 'warn')]),
+    ({'mindspeed': '0.12.1'}, [('mindspeed', 'warn')]),
+])
+def test_mindspeed_pairings(run_module, stack_read, change, expected):
+    checked = version_findings(stack_read(**change), loaded(run_module), TABLE, host=H)
+    assert _checks(checked, 'mindspeed') == expected
+
+
+def test_mindie_with_its_cann_passes_with_another_fails_and_an_unknown_release_warns(run_module, stack_read):
+    boards = loaded(run_module)
+    good = version_findings(stack_read(mindie=MINDIE_21, toolkit=TOOLKIT_82, torch='2.5.1', torch_npu='2.5.1.post1'),
+                            boards, TABLE, host=H)
+    assert _checks(good, 'mindie') == []
+    assert good['fingerprint']['mindie'] == '2.1.RC1.B152'
+    bad = version_findings(stack_read(mindie=MINDIE_21), boards, TABLE, host=H)
+    assert [f['msg'] for f in bad['findings'] if f['check'] == 'mindie_cann'] == [
+        'node-07: MindIE 2.1.RC1.B152 is built for CANN 8.2.RC1, this node runs CANN 8.0.0 (%s): known bad'
+        % TABLE['mindie']['rows'][0]['source']]
+    unknown = version_findings(stack_read(mindie=MINDIE_21RC2), boards, TABLE, host=H)
+    assert _checks(unknown, 'mindie') == [('mindie', 'warn')]
+
+
+def test_every_new_component_differing_on_one_node_is_a_pod_finding(run_module, stack_read):
+    boards = loaded(run_module)
+    prints = dict((name, version_findings(stack_read(name=name, **kwargs), boards, TABLE, host=name)['fingerprint'])
+                  for name, kwargs in (
+                      ('node01', {'mindie': MINDIE_21}), ('node02', {'mindie': MINDIE_21}),
+                      ('node03', {'mindie': MINDIE_21RC2, 'kernels': KERNELS_83, 'python': '3.11.6',
+                                  'osrelease': '5.10.0-182.0.0.95.oe2203sp3.aarch64\n', 'vllm': '0.9.1'})))
+    assert [d['field'] for d in fingerprint_diff(prints)] == ['cann_kernels', 'kernel', 'mindie', 'package:vllm', 'python']
+    assert [f['msg'] for f in fingerprint_findings(prints)] == [
+        'node03: cann_kernels is 8.3.RC1.alpha001 while 2 other node(s) have 8.0.0 (node01, node02)',
+        'node03: kernel is 5.10.0-182.0.0.95.oe2203sp3.aarch64 while 2 other node(s) have 5.10.0-60.18.0.50.0e2203.aarch64 '
+        '(node01, node02)',
+        'node03: mindie is 2.1.RC2.B080 while 2 other node(s) have 2.1.RC1.B152 (node01, node02)',
+        'node03: package:vllm is 0.9.1 while 2 other node(s) have None (node01, node02)',
+        'node03: python is 3.11.6 while 2 other node(s) have 3.10.14 (node01, node02)',
+    ]
+
+
+def test_a_pod_split_three_ways_names_the_other_outliers():
+    prints = {'node01': {'python': '3.10.14'}, 'node02': {'python': '3.10.14'}, 'node03': {'python': '3.11.6'},
+              'node04': {'python': '3.9.9'}}
+    assert [f['msg'] for f in fingerprint_findings(prints)] == [
+        'node03: python is 3.11.6 while 2 other node(s) have 3.10.14 (node01, node02); also differing: node04 3.9.9',
+        'node04: python is 3.9.9 while 2 other node(s) have 3.10.14 (node01, node02); also differing: node03 3.11.6',
+    ]
+
+
+def test_two_nodes_that_disagree_are_both_named():
+    prints = {'node01': {'cann_kernels': '8.3.RC2', 'python': '3.11.6'}, 'node02': {'cann_kernels': '8.2.RC1', 'python': '3.11.6'}}
+    assert [(f['host'], f['msg']) for f in fingerprint_findings(prints)] == [
+        ('node01', 'node01: cann_kernels is 8.3.RC2; the nodes disagree and no value is held by most of them '
+                   '(node01 8.3.RC2, node02 8.2.RC1)'),
+        ('node02', 'node02: cann_kernels is 8.2.RC1; the nodes disagree and no value is held by most of them '
+                   '(node01 8.3.RC2, node02 8.2.RC1)'),
+    ]
