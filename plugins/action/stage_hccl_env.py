@@ -39,6 +39,8 @@ ARGUMENT_SPEC = dict(
     devices=dict(type='raw'),
     timeout=dict(type='int', default=60),
     intent=dict(type='dict', default={}),
+    log_level_min=dict(type='int', default=3),
+    allow_loopback_if_ip=dict(type='bool', default=False),
     report=dict(type='bool', default=True),
     nodes=dict(type='list', elements='str'),
     path=dict(type='str'),
@@ -158,7 +160,8 @@ class ActionModule(StageAction):
             out['ports'] = read
         ports = hccl_env.ports_to_check(args['check_ports'], stage4_given, args['port_settings'], read)
         findings = hccl_env.hccl_env_findings(checked, node, None if loaded is None else loaded.get('stdout'), ports,
-                                              args['intent'])
+                                              args['intent'], log_level_min=args['log_level_min'],
+                                              allow_loopback_if_ip=args['allow_loopback_if_ip'])
         record = store.make_record(run_id, node, hccl_env.STAGE, hccl_env.ROLE, findings, check_mode=self.check_mode,
                                    data=hccl_env.record_data(checked, changed))
         out.update(findings=findings, record=record, path=store.write_record(args['run_dir'], record),

@@ -29,8 +29,13 @@ ARGUMENT_SPEC = dict(
     seconds=dict(type='int', default=5),
     shm_path=dict(type='str', default='/dev/shm'),
     fio_file=dict(type='str'),
-    fio_size_mb=dict(type='int', default=1024),
+    fio_size_mb=dict(type='int', default=8192),
     fio_runtime=dict(type='int', default=30),
+    fio_numjobs=dict(type='int', default=4),
+    fio_iodepth=dict(type='int', default=16),
+    fio_ioengine=dict(type='str', default='libaio', choices=['libaio', 'io_uring', 'psync', 'sync', 'posixaio']),
+    fio_rw=dict(type='str', default='read', choices=['read', 'randread', 'write', 'randwrite']),
+    fio_block_size=dict(type='str', default='1M'),
     timeout=dict(type='int', default=60),
     # the limits as the role's variables give them: their text is in the messages ("at least 1 GB", not "1.0 GB")
     shm_min_gb=dict(type='raw', default=1),
@@ -38,14 +43,20 @@ ARGUMENT_SPEC = dict(
     iowait_max_pct=dict(type='raw', default=5),
     wa_max_pct=dict(type='raw', default=2),
     fio_min_mb_s=dict(type='raw', default=0),
+    fio_min_iops=dict(type='raw', default=0),
+    fio_max_lat_ms=dict(type='raw', default=0),
+    disk_util_max_pct=dict(type='raw', default=95),
+    disk_await_max_ms=dict(type='raw', default=20),
     numa=dict(type='dict'),
     npus_per_node=dict(type='int', default=8),
     dataloader_workers=dict(type='list', elements='int', default=list(dataloader.WORKERS)),
     dataloader_reserved_cpus=dict(type='int', default=dataloader.RESERVED),
     report=dict(type='bool', default=True),
 )
-IO_OPTIONS = ('seconds', 'shm_path', 'fio_file', 'fio_size_mb', 'fio_runtime', 'timeout')
-LIMITS = ('shm_min_gb', 'shm_max_used_pct', 'iowait_max_pct', 'wa_max_pct', 'fio_min_mb_s')
+IO_OPTIONS = ('seconds', 'shm_path', 'fio_file', 'fio_size_mb', 'fio_runtime', 'fio_numjobs', 'fio_iodepth', 'fio_ioengine',
+              'fio_rw', 'fio_block_size', 'timeout')
+LIMITS = ('shm_min_gb', 'shm_max_used_pct', 'iowait_max_pct', 'wa_max_pct', 'fio_min_mb_s', 'fio_min_iops', 'fio_max_lat_ms',
+          'disk_util_max_pct', 'disk_await_max_ms')
 
 
 class ActionModule(StageAction):

@@ -24,8 +24,9 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, regression, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import bench, parts, profile, regression, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.figures import figure
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'regression'
@@ -56,6 +57,10 @@ ARGUMENT_SPEC = dict(
     spread_fail_pct=dict(type='raw', default=5.0),
     active=dict(type='list', elements='str'),
     report=dict(type='bool', default=True),
+    profile=dict(type='dict'),
+    profile_comm_max_pct=dict(type='raw', default=15.0),
+    profile_aicore_min_pct=dict(type='raw', default=80.0),
+    profile_free_max_pct=dict(type='raw', default=10.0),
 )
 
 
@@ -72,6 +77,34 @@ def baseline_peak(peak_tflops, baseline):
     return {'tflops': baseline.get('peak_tflops'), 'source': baseline.get('peak_source'),
             'sourced': bool(baseline.get('peak_sourced', False)),
             'reason': baseline.get('mfu_note') or 'the stage 1 baseline records no peak'}
+
+
+def with_shares(measurement, kept):
+    """A measurement (or the stage 1 baseline) with the profiler's communication share and AI Core use of its
+    profile (profile.profile_record), for the comparison of those two metrics; unchanged without a profile."""
+    if not isinstance(kept, dict) or not kept.get('steps'):
+        return measurement
+    figures = (kept.get('bottleneck') or {}).get('figures') or profile.bottleneck(kept)['figures']
+    out = dict(measurement)
+    for key, source in (('comm_share_pct', 'comm_share_pct'), ('aicore_pct', 'aicore_util_pct')):
+        if out.get(key) is None and figures.get(source) is not None:
+            out[key] = figures[source]
+    return out
+
+
+def profile_after(args):
+    """What stage 9 keeps of the profile its runs wrote (profile.profile_record), None without one; a profile that
+    could not be read is kept as its error with a warning naming the host."""
+    read = args.get('profile')
+    if not read or read.get('skipped'):
+        return None
+    host = str(args['host'] or 'this node')
+    if read.get('failed') or not read.get('steps'):
+        text = 'the profiler output after tuning could not be read: %s' % (read.get('msg') or 'no reason given')
+        return {'host': host, 'error': read.get('msg'), 'steps': [], 'summary': {}, 'bottleneck': None,
+                'findings': [finding(host, None, 'profile_read', None, 'a readable profile', text, WARN)]}
+    return profile.profile_record(read, host, args['profile_comm_max_pct'], args['profile_aicore_min_pct'],
+                                  args['profile_free_max_pct'])
 
 
 def pod_report(run_id, args, check_mode, measurement, comparison, launch_check, steps=None):
@@ -134,17 +167,29 @@ class ActionModule(StageAction):
                 measurement = self._measure(args, baseline, pct)
             else:
                 measurement = dict(NOT_RUN)
+            kept = profile_after(args)
+            if kept is not None:
+                measurement = dict(with_shares(measurement, kept), profile=kept)
+            before_profile = baseline.get('profile') if isinstance(baseline.get('profile'), dict) else None
+            baseline = with_shares(baseline, before_profile)
             launch_check = None
             if args['launch'] is not None:
                 launch_check = regression.launch_check(args['launch'], baseline.get('launch'),
                                                        change=args['launch_change'], baseline_run=baseline_run)
             comparison = regression.regression_compare(
                 measurement, baseline, host=args['host'], baseline_run=baseline_run, launch=launch_check, **pct)
+            if kept is not None and kept.get('steps'):
+                comparison['findings'] += [dict(f, severity=WARN) for f in kept.get('findings') or []]
+                if before_profile and before_profile.get('steps'):
+                    comparison['profile'] = profile.compare(before_profile, kept)
+            elif kept is not None:
+                comparison['findings'] += kept['findings']
             lines = regression.regression_lines(comparison, args['baseline_path'])
+            lines += regression.profile_lines(comparison.get('profile'))
             measures, problems = store.read_measures(args['run_dir'], run_id)
             steps = regression.stage_steps(baseline, measures, host=args['host'], after=measurement,
                                            improvement_pct=pct['improvement_pct'], tolerance_pct=pct['tolerance_pct'])
-        except (AnsibleFilterError, ValueError, TypeError) as exc:
+        except (AnsibleFilterError, ValueError, TypeError, profile.ProfileError) as exc:
             raise AnsibleActionFail('%s: %s' % (self.NAME, to_native(getattr(exc, 'message', exc)))) from exc
         for problem in problems:
             self._display.warning('%s: %s' % (self.NAME, problem))

@@ -7,20 +7,24 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: io_info
-short_description: Measure the IO side of a training node (/dev/shm, CPU time waiting for IO, optional fio sequential read)
+short_description: Measure the IO side of a training node (/dev/shm, IO wait, disk %util and await, optional fio read)
 version_added: 0.1.0
 author:
   - npuops maintainers (@npuops)
 description:
   - Reads C(/dev/shm) (mount options from C(/proc/mounts), size, used and free space from C(statvfs)).
-  - Runs C(vmstat 1 N) and C(iostat -c 1 N) at the same time over a window of O(seconds) seconds and returns the CPU
-    time waiting for IO as both tools see it (vmstat C(wa), iostat C(%iowait)), per sample, mean and maximum. The first
-    report of each tool (the average since boot) is left out.
+  - Runs C(vmstat 1 N) and C(iostat -x 1 N) at the same time over a window of O(seconds) seconds and returns the CPU
+    time waiting for IO as both tools see it (vmstat C(wa), iostat C(%iowait)), per sample, mean and maximum, and per
+    block device the C(%util) and the await (C(await) of sysstat before 12, else C(r_await) and C(w_await) weighted
+    by C(r/s) and C(w/s)), mean and maximum. The columns are read by their labels. The first report of each tool (the
+    average since boot) is left out; loop, ram and zram devices are left out.
   - A missing C(vmstat) (package procps) or C(iostat) (package sysstat) gives null values and a warning; nothing is
     installed.
-  - Only when O(fio_file) is given and C(fio) is installed, runs one sequential read with fio on that file (fio first
-    writes it, O(fio_size_mb) MB, then reads it for at most O(fio_runtime) seconds) and removes the file afterwards. The
-    file must not exist beforehand; nothing else is written.
+  - Only when O(fio_file) is given and C(fio) is installed, runs one fio job group on that file with JSON output
+    (by default the method's sequential read, 4 jobs, queue depth 16, 8192 MB, 1M blocks, O_DIRECT, libaio; fio first
+    writes the file, then reads it for at most O(fio_runtime) seconds) and removes the file afterwards. Returns the
+    aggregate bandwidth, IOPS, mean and 99th percentile latency. The file must not exist beforehand; nothing else is
+    written.
   - Never reports a change.
 options:
   seconds:
@@ -40,9 +44,31 @@ options:
     type: path
   fio_size_mb:
     description:
-      - Size of the fio test file in MB (1-65536).
+      - Size of the fio test file in MB (1-65536); each job reads this much of it.
     type: int
-    default: 1024
+    default: 8192
+  fio_numjobs:
+    description:
+      - Number of fio jobs reading the file at once (1-64).
+    type: int
+    default: 4
+  fio_iodepth:
+    description:
+      - IO units each job keeps in flight (1-1024). It has no effect with a synchronous O(fio_ioengine) (psync, sync).
+    type: int
+    default: 16
+  fio_ioengine:
+    description:
+      - The fio IO engine.
+    type: str
+    choices: [libaio, io_uring, psync, sync, posixaio]
+    default: libaio
+  fio_rw:
+    description:
+      - The fio IO pattern. Write patterns write only the test file.
+    type: str
+    choices: [read, randread, write, randwrite]
+    default: read
   fio_runtime:
     description:
       - Longest time of the fio read in seconds (1-600).
@@ -81,11 +107,13 @@ EXAMPLES = r"""
     seconds: 5
   register: io
 
-- name: Also read 2 GB sequentially from the dataset file system
+- name: Also run the method's fio read (4 jobs, queue depth 16, 8 GB) on the dataset file system
   npuops.ascend.io_info:
     fio_file: /data/npuops-fio.test
-    fio_size_mb: 2048
-    fio_runtime: 30
+    fio_size_mb: 8192
+    fio_numjobs: 4
+    fio_iodepth: 16
+    fio_runtime: 60
   register: io_fio
 
 - name: Stop when the node waits for IO
@@ -114,15 +142,22 @@ iostat:
   returned: success
   type: dict
   sample: {samples: 5, iowait_pct: [0.3, 0.31, 0.29, 0.3, 0.3], iowait_mean_pct: 0.3, iowait_max_pct: 0.31,
-           idle_mean_pct: 95.6, cpus: 192, kernel: 5.10.0-182.0.0.95.oe2203sp3.aarch64, cmd: /usr/bin/iostat -c 1 6}
+           idle_mean_pct: 95.6, cpus: 192, kernel: 5.10.0-182.0.0.95.oe2203sp3.aarch64,
+           devices: [{device: nvme0n1, samples: 5, util_mean_pct: 3.1, util_max_pct: 4.0, await_mean_ms: 0.2,
+                      await_max_ms: 0.3, r_await_mean_ms: 0.18, w_await_mean_ms: 0.25, queue_mean: 0.02}],
+           device_columns: [r/s, rkB/s, rrqm/s, '%rrqm', r_await, rareq-sz, w/s, wkB/s, wrqm/s, '%wrqm', w_await, wareq-sz,
+                            aqu-sz, '%util'],
+           cmd: /usr/bin/iostat -x 1 6}
 fio:
   description: The sequential read. C(ran) false with the reason in C(skipped) when it did not run (no O(fio_file),
     check mode, fio not installed); C(removed) says the test file is gone.
   returned: success
   type: dict
-  sample: {ran: true, file: /data/npuops-fio.test, skipped: null, read_bw_mib_s: 1874.0, read_bw_mb_s: 1965.0,
-           read_iops: 1874.0, read_io_mib: 1024.0, runtime_ms: 546, version: "3.29", removed: true,
-           cmd: "/usr/bin/fio --name=npuops-seqread ..."}
+  sample: {ran: true, file: /data/npuops-fio.test, skipped: null, rw: read, block_size: 1M, size_mb: 8192, numjobs: 4,
+           iodepth: 16, ioengine: libaio, bw_mib_s: 1874.0, bw_mb_s: 1965.0, iops: 1874.0, lat_mean_ms: 34.1,
+           clat_p99_ms: 61.0, read_bw_mib_s: 1874.0, read_bw_mb_s: 1965.0, read_iops: 1874.0, read_io_mib: 32768.0,
+           runtime_ms: 17486, disk_util: [{name: nvme0n1, util_pct: 99.1}], version: "3.29", removed: true,
+           cmd: "/usr/bin/fio --name=npuops-read ... --output-format=json"}
 cpus:
   description: CPUs of the node (from the iostat header, else the module's own count).
   returned: success
@@ -145,6 +180,8 @@ RANGES = {
     'seconds': (1, 300),
     'fio_size_mb': (1, 65536),
     'fio_runtime': (1, 600),
+    'fio_numjobs': (1, 64),
+    'fio_iodepth': (1, 1024),
 }
 
 
@@ -163,8 +200,12 @@ def main():
         seconds=dict(type='int', default=5),
         shm_path=dict(type='path', default='/dev/shm'),
         fio_file=dict(type='path'),
-        fio_size_mb=dict(type='int', default=1024),
+        fio_size_mb=dict(type='int', default=8192),
         fio_runtime=dict(type='int', default=30),
+        fio_numjobs=dict(type='int', default=4),
+        fio_iodepth=dict(type='int', default=16),
+        fio_ioengine=dict(type='str', default='libaio', choices=['libaio', 'io_uring', 'psync', 'sync', 'posixaio']),
+        fio_rw=dict(type='str', default='read', choices=['read', 'randread', 'write', 'randwrite']),
         fio_block_size=dict(type='str', default='1M'),
         fio_direct=dict(type='bool', default=True),
     )

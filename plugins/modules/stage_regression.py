@@ -104,6 +104,27 @@ options:
     description: The spread above which it is a failure, percent.
     type: raw
     default: 5.0
+  profile:
+    description:
+      - For O(step=compare), what M(npuops.ascend.profile_info) read of the profiler output stage 9's runs wrote
+        (C(regression_profile_dir)); omitted when none. Its split (P(npuops.ascend.profile_info#module)) gives the
+        communication share and AI Core use of the step after tuning, compared with those of the stage 1 baseline's
+        profile in points (a share that moved the wrong way by more than O(tolerance_pct) points is a warning, never a
+        verdict), and the layer that holds the job back before and after (C(comparison.profile)). A profile that
+        could not be read is a warning.
+    type: dict
+  profile_comm_max_pct:
+    description: The largest share of a step, percent, communication not overlapped by computing may take (the method, 15).
+    type: raw
+    default: 15.0
+  profile_aicore_min_pct:
+    description: The least AI Core utilisation of a step, percent (the method, 80).
+    type: raw
+    default: 80.0
+  profile_free_max_pct:
+    description: The largest share of a step, percent, the NPU may be free (neither computing nor communicating).
+    type: raw
+    default: 10.0
   active:
     description: The nodes recorded; default C(ansible_play_hosts).
     type: list

@@ -118,11 +118,56 @@ def _text(value):
     return str(value)
 
 
-def io_findings(io, host, shm_min_gb=1, shm_max_used_pct=90, iowait_max_pct=5, wa_max_pct=2, fio_min_mb_s=0):
+def _disk_findings(iostat, add, disk_util_max_pct, disk_await_max_ms):
+    """Per block device of iostat -x over the window: a mean %util at or above its limit (saturated, for a device that
+    serves requests one after another), a mean await above its limit; warnings (0 = not judged)."""
+    for disk in iostat.get('devices') or []:
+        name = disk.get('device')
+        util = disk.get('util_mean_pct')
+        if float(disk_util_max_pct) > 0 and util is not None and util >= float(disk_util_max_pct):
+            add('disk_util', util, float(disk_util_max_pct),
+                'disk %s is %s %% busy (iostat -x %%util, mean of %s samples, max %s %%), at or above the limit of %s %%: '
+                'the disk is saturated while the job runs (sysstat iostat(1): saturation when %%util is close to 100 %% '
+                'for a device serving requests serially)' % (name, _text(util), _text(disk.get('samples')),
+                                                               _text(disk.get('util_max_pct')), _text(disk_util_max_pct)), WARN)
+        wait = disk.get('await_mean_ms')
+        if float(disk_await_max_ms) > 0 and wait is not None and wait > float(disk_await_max_ms):
+            add('disk_await', wait, float(disk_await_max_ms),
+                'disk %s: requests wait %s ms on average (iostat -x await, r_await %s ms, w_await %s ms, max %s ms), above '
+                'the limit of %s ms' % (name, _text(wait), _text(disk.get('r_await_mean_ms')),
+                                        _text(disk.get('w_await_mean_ms')), _text(disk.get('await_max_ms')),
+                                        _text(disk_await_max_ms)), WARN)
+
+
+def _fio_findings(fio, add, fio_min_mb_s, fio_min_iops, fio_max_lat_ms):
+    """The fio job group against its floors (bandwidth, IOPS) and its ceiling (mean latency); 0 = not judged."""
+    if not fio.get('ran'):
+        return
+    shape = ', '.join(text % fio[key] for key, text in (('numjobs', '%s jobs'), ('iodepth', 'iodepth %s'),
+                                                          ('block_size', 'bs %s'), ('ioengine', '%s')) if fio.get(key) is not None)
+    what = 'fio %s%s on %s' % (_text(fio.get('rw') or 'read'), ' (%s)' % shape if shape else '', _text(fio.get('file')))
+    bandwidth = fio.get('bw_mb_s', fio.get('read_bw_mb_s'))
+    if float(fio_min_mb_s) > 0 and bandwidth is not None and bandwidth < float(fio_min_mb_s):
+        add('fio_bw', bandwidth, float(fio_min_mb_s), '%s: aggregate bandwidth %s MB/s is below the floor of %s MB/s'
+            % (what, _text(bandwidth), _text(fio_min_mb_s)), WARN)
+    iops = fio.get('iops')
+    if float(fio_min_iops) > 0 and iops is not None and iops < float(fio_min_iops):
+        add('fio_iops', iops, float(fio_min_iops), '%s: aggregate %s IOPS is below the floor of %s IOPS'
+            % (what, _text(iops), _text(fio_min_iops)), WARN)
+    latency = fio.get('lat_mean_ms')
+    if float(fio_max_lat_ms) > 0 and latency is not None and latency > float(fio_max_lat_ms):
+        add('fio_lat', latency, float(fio_max_lat_ms), '%s: mean latency %s ms (99th percentile completion %s ms) is above '
+            'the limit of %s ms' % (what, _text(latency), _text(fio.get('clat_p99_ms')), _text(fio_max_lat_ms)), WARN)
+
+
+def io_findings(io, host, shm_min_gb=1, shm_max_used_pct=90, iowait_max_pct=5, wa_max_pct=2, fio_min_mb_s=0,
+                disk_util_max_pct=95, disk_await_max_ms=20, fio_min_iops=0, fio_max_lat_ms=0):
     """The findings of stage 8 from an io_info result kept with ``failed_when: false``: /dev/shm mounted, large enough
-    and not too full; the mean iowait and vmstat wa under their limits (a warning when not measured); the optional fio
-    read (a warning below its minimum, 0 = no minimum); io_info's own errors as warnings. A result without a
-    measurement of /dev/shm is one failure. The limits are the role's values as given (their text is in the messages)."""
+    and not too full; the mean iowait and vmstat wa under their limits (a warning when not measured); per disk the mean
+    %util and await of iostat -x under their limits (warnings); the optional fio job group (warnings below its
+    bandwidth and IOPS floors or above its latency limit, 0 = not judged); io_info's own errors as warnings. A result
+    without a measurement of /dev/shm is one failure. The limits are the role's values as given (their text is in the
+    messages)."""
     io = io if isinstance(io, Mapping) else {}
     found = []
 
@@ -157,10 +202,8 @@ def io_findings(io, host, shm_min_gb=1, shm_max_used_pct=90, iowait_max_pct=5, w
     elif wa > float(wa_max_pct):
         add('wa', wa, float(wa_max_pct), 'vmstat wa %s %% (mean of %s samples, max %s %%) is above the limit of %s %%'
             % (_text(wa), _text(vmstat.get('samples')), _text(vmstat.get('wa_max_pct')), _text(wa_max_pct)))
-    fio = io.get('fio') or {}
-    if fio.get('ran') and float(fio_min_mb_s) > 0 and fio.get('read_bw_mb_s') < float(fio_min_mb_s):
-        add('fio_read', fio['read_bw_mb_s'], float(fio_min_mb_s), 'fio sequential read %s MB/s on %s is below %s MB/s'
-            % (_text(fio['read_bw_mb_s']), _text(fio.get('file')), _text(fio_min_mb_s)), WARN)
+    _disk_findings(iostat, add, disk_util_max_pct, disk_await_max_ms)
+    _fio_findings(io.get('fio') or {}, add, fio_min_mb_s, fio_min_iops, fio_max_lat_ms)
     for error in io.get('errors') or []:
         add('io_info', None, None, (error or {}).get('msg'), WARN)
     return found

@@ -993,20 +993,29 @@ def pod_check_message(checks, missing, path):
     return None
 
 
-def hccl_env_findings(result, host=None, loaded=None, ports=None, intent=None):
-    """Stage 5 findings: the file, loaded by a shell, sets every value; HCCL_RDMA_SL / HCCL_RDMA_TC (written or HCCL's
-    defaults) match the PFC priority and the DSCP map of every NPU port (``ports``: an hccn_info result, or the
-    planned config list of stage 4 in a dry run)."""
+def hccl_env_findings(result, host=None, loaded=None, ports=None, intent=None, log_level_min=3,
+                      allow_loopback_if_ip=False):
+    """Stage 5 findings: the file, loaded by a shell, sets every value; HCCL_IF_IP is an address of the node on the
+    NIC HCCL_SOCKET_IFNAME names; ASCEND_GLOBAL_LOG_LEVEL is not below ``log_level_min`` in the loaded environment or
+    in /etc/profile.d; HCCL_RDMA_SL / HCCL_RDMA_TC (written or HCCL's defaults) match the PFC priority and the DSCP map
+    of every NPU port (``ports``: an hccn_info result, or the planned config list of stage 4 in a dry run)."""
     host = host or 'this node'
     out = []
     env = dict((name, str(value)) for name, value in (result or {}).get('env') or [])
     if loaded is not None:
-        seen = dict(line.split('=', 1) for line in str(loaded).splitlines() if '=' in line)
+        env_text, ip_text, profile_lines = split_loaded(loaded)
+        seen = dict(line.split('=', 1) for line in env_text.splitlines() if '=' in line)
         for name, value in sorted(env.items()):
             if seen.get(name) != value:
                 out.append(finding(host, None, name, seen.get(name), value,
                                    '%s is %s after loading the env file in sh, expected %s' % (
                                        name, 'unset' if seen.get(name) is None else repr(seen.get(name)), repr(value))))
+        if ip_text is not None or IP_MARKER in str(loaded):
+            out.extend(if_ip_findings(host, seen.get('HCCL_IF_IP', env.get('HCCL_IF_IP')),
+                                      seen.get('HCCL_SOCKET_IFNAME', env.get('HCCL_SOCKET_IFNAME')), ip_text,
+                                      bool(allow_loopback_if_ip)))
+        if int(log_level_min) > 0:
+            out.extend(log_level_findings(host, seen, profile_lines, log_level_min))
     entries = by_device(ports) if isinstance(ports, (list, tuple)) or (isinstance(ports, Mapping) and ports.get('devices')) else {}
     if entries:
         intent = intent or {}
@@ -1037,7 +1046,110 @@ def hccl_env_findings(result, host=None, loaded=None, ports=None, intent=None):
 STAGE = 5
 ROLE = 'hccl_env'
 REPORT_DIR = 'stage5-hccl_env'
-LOAD_SCRIPT = '. "$1" && env'
+# The one read of the node part: the file loaded in sh as a launch script does, then the environment, the interfaces
+# and their addresses (ip -j addr show) and the log settings of the login scripts in /etc/profile.d (regular files only,
+# a link is not followed), each after a marker line. A missing ip or grep leaves its part empty.
+IP_MARKER = '### npuops: ip -j addr show'
+PROFILE_MARKER = '### npuops: /etc/profile.d log settings'
+LOG_VARIABLES = ('ASCEND_GLOBAL_LOG_LEVEL', 'ASCEND_SLOG_PRINT_TO_STDOUT')
+LOAD_SCRIPT = ('. "$1" || exit $?; env; echo "%s"; ip -j addr show 2>/dev/null; echo; echo "%s"; '
+               'for f in /etc/profile.d/*.sh; do if [ -f "$f" ] && [ ! -L "$f" ]; then '
+               'grep -H -E "^[[:space:]]*(export[[:space:]]+)?(%s)=" "$f" 2>/dev/null; fi; done; exit 0'
+               % (IP_MARKER, PROFILE_MARKER, '|'.join(LOG_VARIABLES)))
+# ASCEND_GLOBAL_LOG_LEVEL: 0 DEBUG, 1 INFO, 2 WARNING, 3 ERROR (the default), 4 NULL (CANN environment variable
+# reference envref_07_0122: DEBUG can slow the job down by the volume of logs).
+LOG_LEVELS = {0: 'DEBUG', 1: 'INFO', 2: 'WARNING', 3: 'ERROR', 4: 'NULL'}
+LOG_LEVEL_DEFAULT = 3
+
+
+def split_loaded(stdout):
+    """(environment text, ip -j text or None, profile.d lines) of the load command's output; an output without the
+    markers (an older load script) is all environment."""
+    text = str(stdout or '')
+    head, sep, rest = text.partition('\n%s\n' % IP_MARKER)
+    if not sep:
+        return text, None, []
+    ip_text, sep, profile = rest.partition('%s\n' % PROFILE_MARKER)
+    return head, ip_text.strip() or None, [line for line in profile.splitlines() if line.strip()]
+
+
+def _profile_settings(lines):
+    """[(file, variable, value)] of the profile.d lines ``<file>:[export ]NAME=VALUE`` (quotes dropped)."""
+    out = []
+    for line in lines:
+        path, sep, assignment = line.partition(':')
+        if not sep:
+            continue
+        assignment = assignment.strip()
+        if assignment.startswith('export'):
+            assignment = assignment[len('export'):].strip()
+        name, sep, value = assignment.partition('=')
+        if sep and name in LOG_VARIABLES:
+            value = value.split('#', 1)[0].strip().strip('"').strip("'")
+            out.append((path, name, value))
+    return out
+
+
+def log_level_findings(host, env_seen, profile_lines, log_level_min=LOG_LEVEL_DEFAULT):
+    """ASCEND_GLOBAL_LOG_LEVEL below ``log_level_min`` (default 3, ERROR, CANN's default) in the environment the
+    jobs get (the environment after loading the managed file) or in a login script of /etc/profile.d: warnings naming
+    where it is set. 0 as ``log_level_min`` turns the check off."""
+    out = []
+    minimum = int(log_level_min)
+    sources = []
+    if 'ASCEND_GLOBAL_LOG_LEVEL' in env_seen:
+        sources.append(('the environment after loading the HCCL env file', env_seen['ASCEND_GLOBAL_LOG_LEVEL']))
+    sources.extend((path, value) for path, name, value in _profile_settings(profile_lines)
+                   if name == 'ASCEND_GLOBAL_LOG_LEVEL')
+    for where, value in sources:
+        level = integer(value)
+        if level is None or level not in LOG_LEVELS or level >= minimum:
+            continue
+        out.append(finding(host, None, 'ASCEND_GLOBAL_LOG_LEVEL', level, minimum,
+                           'ASCEND_GLOBAL_LOG_LEVEL=%d (%s) in %s: below %d (%s); logging at this level can slow the job '
+                           'down by the volume of logs (CANN environment variable reference, ASCEND_GLOBAL_LOG_LEVEL, '
+                           'envref_07_0122); set 3 (ERROR, the default) for performance runs'
+                           % (level, LOG_LEVELS[level], where, minimum, LOG_LEVELS.get(minimum, minimum)), WARN))
+    return out
+
+
+def if_ip_findings(host, if_ip, socket_ifname, ip_text, allow_loopback=False):
+    """HCCL_IF_IP must be an address of this node, on an interface HCCL_SOCKET_IFNAME selects (when both are set;
+    HCCL_IF_IP wins over HCCL_SOCKET_IFNAME, CANN environment variable reference envref_07_0075). ``ip_text``: the
+    node's ``ip -j addr show``. A loopback HCCL_IF_IP of a simulated PoD (``allow_loopback``) that no interface
+    holds is not judged (the node is a process on a shared host)."""
+    if not if_ip:
+        return []
+    interfaces = rules.interfaces_from_ip_json(ip_text) if ip_text else None
+    if interfaces is None:
+        return [finding(host, None, 'HCCL_IF_IP', if_ip, 'an address of this node',
+                        'HCCL_IF_IP=%s could not be checked against the interfaces: ip -j addr show printed %s' % (
+                            if_ip, 'nothing (iproute2 missing?)' if not ip_text else 'no interface list'), WARN)]
+    address = rules.ip(str(if_ip))
+    holders = sorted(name for name, addresses in interfaces.items()
+                     if any(rules.ip(item.split('%', 1)[0]) == address for item in addresses))
+    if not holders:
+        if allow_loopback and address is not None and address.is_loopback():
+            return []
+        return [finding(host, None, 'HCCL_IF_IP', if_ip, 'an address of this node',
+                        'HCCL_IF_IP=%s is on no interface of this node (interfaces: %s): HCCL binds its root-info '
+                        'socket to this host address and fails to create the communicator (CANN environment variable '
+                        'reference, HCCL_IF_IP)' % (if_ip, ', '.join(sorted(interfaces)) or 'none'))]
+    if not socket_ifname:
+        return []
+    try:
+        selected = [name for name in holders if rules.socket_ifname_selects(str(socket_ifname), name)]
+    except ValueError:
+        return []   # the settings check reports a malformed HCCL_SOCKET_IFNAME
+    if selected:
+        return []
+    wanted = sorted(name for name in interfaces if rules.socket_ifname_selects(str(socket_ifname), name))
+    return [finding(host, None, 'HCCL_IF_IP', holders[0], wanted or str(socket_ifname),
+                    'HCCL_IF_IP=%s is on %s, but HCCL_SOCKET_IFNAME=%s selects %s: HCCL uses HCCL_IF_IP (it wins over '
+                    'HCCL_SOCKET_IFNAME, CANN environment variable reference envref_07_0075), so the two settings name '
+                    'different NICs; put HCCL_IF_IP on the NIC HCCL_SOCKET_IFNAME names or fix HCCL_SOCKET_IFNAME'
+                    % (if_ip, ', '.join(holders), socket_ifname, ', '.join(wanted) if wanted else 'no interface of this node'),
+                    WARN)]
 
 
 def path_info_args(path):

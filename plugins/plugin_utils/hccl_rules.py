@@ -258,3 +258,34 @@ def path_kind(text):
     if any(part in ('', '.', '..') for part in parts) or re.search(r'[\s\x00-\x1f\x7f]', text):
         return 'not plain'
     return 'absolute'
+
+
+def socket_ifname_selects(value, ifname):
+    """True when the HCCL_SOCKET_IFNAME ``value`` lets HCCL use the interface ``ifname`` (CANN environment variable
+    reference, HCCL_SOCKET_IFNAME: ``eth,enp`` prefixes, ``=eth0,enp0`` exact names, ``^eth`` / ``^=eth0`` the same
+    excluded); ValueError when the value is not one."""
+    exclude, exact, names = split_socket_ifname(value)
+    matched = ifname in names if exact else any(ifname.startswith(name) for name in names)
+    return not matched if exclude else matched
+
+
+def interfaces_from_ip_json(text):
+    """{interface name: [address, ...]} of ``ip -j addr show`` (iproute2 JSON: a list of objects with ``ifname`` and
+    ``addr_info`` entries whose ``local`` is the address), or None when the text is not that JSON."""
+    import json
+    try:
+        document = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(document, list):
+        return None
+    out = {}
+    for item in document:
+        if not isinstance(item, dict) or not isinstance(item.get('ifname'), str):
+            return None
+        addresses = []
+        for entry in item.get('addr_info') or []:
+            if isinstance(entry, dict) and isinstance(entry.get('local'), str):
+                addresses.append(entry['local'])
+        out.setdefault(item['ifname'], []).extend(addresses)
+    return out

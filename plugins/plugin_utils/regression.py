@@ -146,7 +146,9 @@ def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_
         old, new = before.get(key), after.get(key)
         row = {'metric': key, 'label': label, 'unit': unit, 'higher_is_better': higher, 'before': old, 'after': new,
                'change_pct': None, 'gain_pct': None, 'verdict': 'not available'}
-        if is_number(old) and is_number(new) and old != 0:
+        if key in SHARE_METRICS:
+            _share_row(row, host, since, tolerance_pct, out['findings'])
+        elif is_number(old) and is_number(new) and old != 0:
             change = (new - old) / abs(old) * 100.0
             gain = change if higher else -change
             row['change_pct'] = round(change, 2)
@@ -179,6 +181,49 @@ def regression_compare(after, before, host=None, improvement_pct=5.0, tolerance_
                                 'msg': '%s: no metric improved by %s %% or more over the stage 1 baseline%s: the tuning of '
                                        'stages 2-8 does not show in the benchmark' % (host, figure(improvement_pct), since)})
     return out
+
+
+# the profiler's shares (a percent of the step): judged by the points they move, never a verdict of their own (the
+# step time, tokens/s and MFU are the verdict; the shares say where the time went)
+SHARE_METRICS = ('comm_share_pct', 'aicore_pct')
+
+
+def _share_row(row, host, since, tolerance_pct, findings):
+    old, new = row['before'], row['after']
+    if not (is_number(old) and is_number(new)):
+        return
+    points = new - old
+    gain = points if row['higher_is_better'] else -points
+    row['change_pp'] = round(points, 2)
+    row['change_pct'] = round(points / abs(old) * 100.0, 2) if old else None
+    row['gain_pct'] = round(gain, 2)
+    if gain >= tolerance_pct:
+        row['verdict'] = 'improved'
+    elif -gain > tolerance_pct:
+        row['verdict'] = 'worse'
+        findings.append({'host': host, 'device': None, 'check': 'profile_' + row['metric'], 'value': new, 'expected': old,
+                         'severity': WARN,
+                         'msg': '%s: the %s of a step moved from %s %% to %s %% (%s points) since the stage 1 baseline%s: '
+                                'see where the time goes in the profiles of both (profile_info)'
+                                % (host, row['label'], figure(old), figure(new), signed(points), since)})
+    else:
+        row['verdict'] = 'unchanged'
+
+
+def profile_lines(change):
+    """Where the time of a step went before and after tuning (profile.compare), in one line; [] without one."""
+    if not isinstance(change, Mapping) or not change.get('shares'):
+        return []
+    labels = (('compute_share_pct', 'computing'), ('comm_share_pct', 'communication not overlapped'),
+              ('free_share_pct', 'free'), ('aicore_util_pct', 'AI Core'))
+    parts = []
+    for key, label in labels:
+        share = change['shares'].get(key) or {}
+        if share.get('before') is not None or share.get('after') is not None:
+            parts.append('%s %s -> %s %%' % (label, figure(share.get('before')), figure(share.get('after'))))
+    layer = change.get('layer') or {}
+    return ['where the time of a step goes (profiler): %s; held back by %s -> %s'
+            % ('; '.join(parts), layer.get('before') or 'unknown', layer.get('after') or 'unknown')]
 
 
 def regression_lines(comparison, baseline=None):

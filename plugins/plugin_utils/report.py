@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import launch_text
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import CROSSNODE_INTRA_SOURCE, SCALING_SOURCE, launch_text
 from ansible_collections.npuops.ascend.plugins.plugin_utils.figures import figure, is_number, signed
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN
+from ansible_collections.npuops.ascend.plugins.plugin_utils.profile import AICORE_SOURCE, COMM_SOURCE, FREE_SOURCE
 from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import NOT_RUN
 
 STAGES = (
@@ -115,7 +116,110 @@ def _bandwidth(sources):
         busbw = _mapping(pod.get('busbw_gb_s'))
         cross = {'before_gb_s': busbw.get('before'), 'after_gb_s': busbw.get('after'), 'gate_gb_s': busbw.get('gate'),
                  'check_mode': bool(pod.get('check_mode'))}
-    return {'intra_ran': bool(intra), 'intra': intra, 'cross_ran': cross is not None, 'cross': cross}
+    return {'intra_ran': bool(intra), 'intra': intra, 'cross_ran': cross is not None, 'cross': cross,
+            'scaling': _scaling(sources)}
+
+
+def _hosts_text(hosts):
+    hosts = [str(h) for h in hosts or []]
+    return ', '.join(hosts) if len(hosts) <= 4 else '%s, %s ... %s' % (hosts[0], hosts[1], hosts[-1])
+
+
+def _scaling(sources):
+    """The scaling ladder of stage 4 (``data.scaling`` of the PoD record ``pod/stage4.json``, bench.scaling_ladder):
+    ``{ran, skipped, msg, rungs: [{nodes, hosts, busbw_gb_s, efficiency_pct, pct_of_intra, status}], one_node_gb_s,
+    intra_gb_s, intra_from, min_pct, intra_min_pct, findings}``; a cross-node rung is ``fail`` below either limit."""
+    scaling = _mapping(_mapping(_mapping(sources.get('pod/stage4.json')).get('data')).get('scaling'))
+    if not scaling:
+        return {'ran': False}
+    min_pct, intra_min = scaling.get('min_pct'), scaling.get('intra_min_pct')
+    rungs = []
+    for rung in scaling.get('rungs') or []:
+        rung = _mapping(rung)
+        eff, share = rung.get('efficiency_pct'), rung.get('pct_of_intra')
+        if rung.get('nodes') == 1:
+            status = 'base'
+        elif not is_number(rung.get('busbw_gb_s')):
+            status = 'not measured'
+        elif (is_number(eff) and is_number(min_pct) and eff < min_pct) or \
+                (is_number(share) and is_number(intra_min) and share < intra_min):
+            status = FAIL
+        else:
+            status = 'ok'
+        rungs.append({'nodes': rung.get('nodes'), 'hosts': _hosts_text(rung.get('hosts')),
+                      'busbw_gb_s': rung.get('busbw_gb_s'), 'efficiency_pct': eff, 'pct_of_intra': share,
+                      'status': status, 'msg': rung.get('msg')})
+    return {'ran': True, 'skipped': bool(scaling.get('skipped')), 'msg': scaling.get('msg'), 'rungs': rungs,
+            'one_node_gb_s': scaling.get('one_node_gb_s'), 'intra_gb_s': scaling.get('intra_gb_s'),
+            'intra_from': scaling.get('intra_from'), 'min_pct': min_pct, 'intra_min_pct': intra_min,
+            'findings': [str(_mapping(f).get('msg')) for f in scaling.get('findings') or []]}
+
+
+SCALING_HEADER = ['nodes', 'hosts', 'busbw (GB/s)', 'efficiency %', '% of intra-node', 'result']
+
+
+def _scaling_cells(rung):
+    return [rung['nodes'], rung['hosts'], rung['busbw_gb_s'], rung['efficiency_pct'], rung['pct_of_intra'], rung['status']]
+
+
+def _unmeasured(sc):
+    """Why a rung did not measure, one sentence per such rung."""
+    return ['%s node(s) not measured: %s' % (figure(r['nodes']), r['msg'] or 'no figure')
+            for r in sc['rungs'] if r['status'] == 'not measured']
+
+
+def _scaling_text(sc):
+    """What the ladder's figures are measured against, with the limits and their sources."""
+    return ('Efficiency = busbw of the rung / busbw of the one-node rung (%s GB/s), a cross-node rung at least %s %% '
+            '(roce_lossless_scaling_min_pct; %s); share of the intra-node figure %s GB/s (%s), at least %s %% '
+            '(roce_lossless_crossnode_min_pct_of_intra; %s).' % (
+                figure(sc['one_node_gb_s']), figure(sc['min_pct']), SCALING_SOURCE, figure(sc['intra_gb_s']),
+                sc['intra_from'] or 'none', figure(sc['intra_min_pct']), CROSSNODE_INTRA_SOURCE))
+
+
+# ---- stage 1: where the time of a step goes (profiler) -------------------------------------------------------------
+
+PROFILE_ROWS = (
+    ('compute_share_pct', 'computing (% of the step)', None, None, None),
+    ('comm_share_pct', 'communication not overlapped (% of the step)', 'comm_max_pct', '<=',
+     'baseline_profile_comm_max_pct; ' + COMM_SOURCE),
+    ('free_share_pct', 'free: host, data loading, launch (% of the step)', 'free_max_pct', '<=', FREE_SOURCE),
+    ('aicore_util_pct', 'AI Core utilisation (%)', 'aicore_min_pct', '>=',
+     'baseline_profile_aicore_min_pct; ' + AICORE_SOURCE),
+)
+
+
+def _profile(sources):
+    """The split of the profiled steps of stage 1 (``profile`` of ``stage1-baseline/baseline.json``, the same as
+    ``data.profile`` of the benchmark host's stage 1 record; profile.profile_record): the means over the profiled ranks
+    and steps, each against its limit, and the bottleneck verdict. ``{ran, host, error, step_ms, rows: [{figure,
+    value, limit, status, source}], layer, msg, findings}``."""
+    kept = _mapping(_mapping(sources.get('stage1-baseline/baseline.json')).get('profile'))
+    if not kept:
+        return {'ran': False}
+    verdict = _mapping(kept.get('bottleneck'))
+    figures = _mapping(verdict.get('figures'))
+    limits = _mapping(kept.get('thresholds'))
+    rows = []
+    for key, label, limit_key, sense, source in PROFILE_ROWS:
+        value, limit = figures.get(key), limits.get(limit_key) if limit_key else None
+        status = '-'
+        if is_number(value) and is_number(limit):
+            status = 'ok' if (value <= limit if sense == '<=' else value >= limit) else WARN
+        rows.append({'figure': label, 'value': value, 'limit': '%s %s' % (sense, figure(limit)) if is_number(limit) else '-',
+                     'status': status, 'source': source or '-'})
+    step_us = figures.get('step_time_us')
+    return {'ran': True, 'host': kept.get('host'), 'error': kept.get('error'), 'rows': rows,
+            'step_ms': round(step_us / 1000.0, 2) if is_number(step_us) else None,
+            'layer': verdict.get('layer'), 'msg': verdict.get('msg'),
+            'findings': [str(_mapping(f).get('msg')) for f in kept.get('findings') or []]}
+
+
+PROFILE_HEADER = ['figure', 'mean', 'limit', 'result', 'source of the limit']
+
+
+def _profile_cells(row):
+    return [row['figure'], row['value'], row['limit'], row['status'], row['source']]
 
 
 def _versions(sources):
@@ -220,6 +324,7 @@ def run_report(sources, run_id=None):
         'run': str(run_id or summary.get('run') or '-'),
         'stages': _stages(summary),
         'health': _health(sources),
+        'profile': _profile(sources),
         'bandwidth': _bandwidth(sources),
         'regression': _regression(sources),
         'versions': _versions(sources),
@@ -284,6 +389,19 @@ def run_report_markdown(model):
             out += [''] + ['- %s' % _md(m) for m in msgs]
     else:
         out.append('Not run.')
+    prof = model.get('profile') or {'ran': False}
+    out += ['', '## Where the time goes (stage 1)', '']
+    if not prof['ran']:
+        out.append('Not measured.')
+    elif prof['error'] or not prof['layer']:
+        out.append('Not measured on %s: %s' % (_md(prof['host']), _md(prof['error'] or prof['msg'] or 'no profiled step')))
+    else:
+        out += ['Means over the profiled ranks and steps of the benchmark on %s (step %s ms), from the torch_npu '
+                "profiler's output (baseline_profile_dir)." % (_md(prof['host']), _md(prof['step_ms'])), '']
+        out += _md_table(PROFILE_HEADER, [_profile_cells(r) for r in prof['rows']])
+        out += ['', 'Bottleneck: **%s**: %s' % (_md(prof['layer']), _md(prof['msg']))]
+    if prof['ran'] and prof['findings']:
+        out += [''] + ['- %s' % _md(m) for m in prof['findings']]
     bw = model['bandwidth']
     out += ['', '## Bus bandwidth', '', '### Intra-node AllReduce (stage 3)', '']
     if bw['intra_ran']:
@@ -297,6 +415,19 @@ def run_report_markdown(model):
         out += _md_table(['before (GB/s)', 'after (GB/s)', 'gate (GB/s)'], [[c['before_gb_s'], c['after_gb_s'], c['gate_gb_s']]])
     else:
         out.append('Not run.')
+    sc = bw.get('scaling') or {'ran': False}
+    out += ['', '### Scaling ladder (stage 4)', '']
+    if not sc['ran']:
+        out.append('Not run.')
+    elif sc['skipped'] or not sc['rungs']:
+        out.append('Not measured: %s' % _md(sc['msg'] or 'no rung'))
+    else:
+        if sc['msg']:
+            out += [_md(sc['msg']), '']
+        out += _md_table(SCALING_HEADER, [_scaling_cells(r) for r in sc['rungs']])
+        out += ['', _md(_scaling_text(sc))]
+        if sc['findings'] or _unmeasured(sc):
+            out += [''] + ['- %s' % _md(m) for m in _unmeasured(sc) + sc['findings']]
     reg = model['regression']
     out += ['', '## Before / after (stage 9)', '']
     if not reg['ran']:
@@ -361,7 +492,7 @@ def _e(value):
 
 
 def _status_class(status):
-    return {'not run': 'notrun', 'unchanged': 'ok', 'not available': 'notrun'}.get(status, str(status).replace(' ', ''))
+    return {'not run': 'notrun', 'unchanged': 'ok', 'not available': 'notrun', 'not measured': 'notrun'}.get(status, str(status).replace(' ', ''))
 
 
 def _html_table(header, rows, table_id=None):
@@ -445,6 +576,21 @@ def run_report_html(model):
         out += _html_list([m for r in health['rows'] for k, _l in health['columns'] for m in r['cells'][k]['messages']])
     else:
         out.append('<p class="notrun">Not run.</p>')
+    prof = model.get('profile') or {'ran': False}
+    out.append('<h2 id="profile">Where the time goes (stage 1)</h2>')
+    if not prof['ran']:
+        out.append('<p class="notrun">Not measured.</p>')
+    elif prof['error'] or not prof['layer']:
+        out.append('<p class="notrun">Not measured on %s: %s</p>' % (_e(prof['host']), _e(prof['error'] or prof['msg']
+                                                                                          or 'no profiled step')))
+    else:
+        out.append('<p class="meta">Means over the profiled ranks and steps of the benchmark on %s (step %s ms), from the '
+                   "torch_npu profiler's output (baseline_profile_dir).</p>" % (_e(prof['host']), _e(prof['step_ms'])))
+        out += _html_table(PROFILE_HEADER, [_profile_cells(r)[:3] + [(r['status'], r['status'] if r['status'] != '-' else None),
+                                                                     r['source']] for r in prof['rows']], 'profile-split')
+        out.append('<p class="meta">Bottleneck: <b>%s</b>: %s</p>' % (_e(prof['layer']), _e(prof['msg'])))
+    if prof['ran']:
+        out += _html_list(prof['findings'])
     bw = model['bandwidth']
     out.append('<h2 id="busbw">Bus bandwidth</h2><h3>Intra-node AllReduce (stage 3)</h3>')
     if bw['intra_ran']:
@@ -460,6 +606,19 @@ def run_report_html(model):
                            [[c['before_gb_s'], c['after_gb_s'], c['gate_gb_s']]], 'busbw-cross')
     else:
         out.append('<p class="notrun">Not run.</p>')
+    sc = bw.get('scaling') or {'ran': False}
+    out.append('<h3>Scaling ladder (stage 4)</h3>')
+    if not sc['ran']:
+        out.append('<p class="notrun">Not run.</p>')
+    elif sc['skipped'] or not sc['rungs']:
+        out.append('<p class="notrun">Not measured: %s</p>' % _e(sc['msg'] or 'no rung'))
+    else:
+        if sc['msg']:
+            out.append('<p class="meta">%s</p>' % _e(sc['msg']))
+        out += _html_table(SCALING_HEADER, [_scaling_cells(r)[:-1] + [(r['status'], _status_class(r['status']))]
+                                            for r in sc['rungs']], 'scaling-ladder')
+        out.append('<p class="meta">%s</p>' % _e(_scaling_text(sc)))
+        out += _html_list(_unmeasured(sc) + sc['findings'])
     reg = model['regression']
     out.append('<h2 id="regression">Before / after (stage 9)</h2>')
     if not reg['ran']:

@@ -75,3 +75,31 @@ def test_without_the_option_the_measurement_plays_are_one_skipped_task(pod, meas
     assert not glob.glob(os.path.join(pod.reports, "unmeasured", "pod", "measure-stage*.json"))
     assert out.count("TASK [Measure what stage 5 bought, when npuops_measure_each_stage asks for it]") == 1
     assert "TASK [npuops.ascend.regression : Keep the measurement after this stage for stage 9]" not in out
+
+
+def test_a_job_bound_to_a_far_numa_node_shows_in_stage_9s_split_of_the_step(pod, measured_run):
+    """Stage 1 profiles the job bound to NPU 0's own NUMA node (6), stage 9 the same job bound to node 0, across the
+    socket link (named as the change under test): the profiler's split shows the step's free (host) time grown and the
+    layer that holds the job back moved to the host side."""
+    profile = {"baseline_profile_dir": "/var/lib/npuops/profile",
+               "baseline_environment": {"NPU_SIM_PROFILE_DIR": "/var/lib/npuops/profile", "HCCL_RDMA_SL": "4",
+                                        "HCCL_RDMA_TC": "132"},
+               "baseline_command": "numactl -N 6 -m 6 /usr/local/sbin/npu-sim train --steps 30",
+               "regression_command": "numactl -N 0 -m 0 /usr/local/sbin/npu-sim train --steps 30",
+               "regression_launch_change": "the job bound to NUMA node 0 instead of 6", "npuops_run_id": "far"}
+    rc, out = pod.playbook("site.yml", profile, ["--tags", "stage1,stage9"])
+    run_dir = os.path.join(pod.reports, "far")
+    report = _load(os.path.join(run_dir, "stage9-regression", "regression.json"))
+    comparison = report["comparison"]
+    split = comparison.get("profile")
+    assert split, (rc, out[-4000:])
+    assert split["shares"]["free_share_pct"]["change_pp"] >= 8, split
+    assert split["shares"]["comm_share_pct"]["after"] < split["shares"]["comm_share_pct"]["before"], split
+    assert split["layer"]["after"] == "host/IO", split
+    metrics = dict((m["metric"], m) for m in comparison["metrics"])
+    assert metrics["comm_share_pct"]["before"] is not None and metrics["aicore_pct"]["verdict"] == "worse", metrics
+    # the far binding is slower: stage 9 fails on the step time, naming the node
+    assert rc == 2 and metrics["mean_ms"]["verdict"] == "regressed", metrics["mean_ms"]
+    assert "where the time of a step goes (profiler): " in out and "held back by " in out
+    baseline = _load(os.path.join(run_dir, "stage1-baseline", "baseline.json"))
+    assert baseline["profile"]["bottleneck"]["layer"] in ("compute", "communication"), baseline["profile"]["bottleneck"]

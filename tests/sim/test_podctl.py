@@ -153,6 +153,8 @@ def test_inventory_matches_node_states(pod):
         assert os.path.isfile(host["ansible_ssh_private_key_file"])
         assert "StrictHostKeyChecking=no" in host["ansible_ssh_common_args"]
         assert host["npuops_hccl_socket_ifname"]
+        # a simulated node is not a container even when the host running the PoD is one
+        assert host["health_check_container"] == "never"
         socket.inet_aton(host["npuops_hccl_if_ip"])
         assert not {"npu_ports", "hccl_if_ip", "hccl_socket_ifname"} & set(host), "old variable names"
         ports = host["npuops_npu_ports"]

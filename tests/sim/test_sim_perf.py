@@ -220,3 +220,18 @@ def test_slow_faults_do_not_touch_a_single_node(sim):
     assert after == before and after["slowed_by"] == [] and after["slow_factor"] == 1.0
     table = sim.sub("npu-sim", "allreduce", "-b", "1G", "-e", "1G")[1].splitlines()[-1]
     assert float(table.split("|")[2]) * 2 * 7 / 8 == pytest.approx(137.2, rel=0.01)
+
+
+def test_a_job_bound_to_a_far_numa_node_is_slower_than_unbound(nodes):
+    """NPU 0 of an Atlas 800T A2 sits on NUMA node 6 (npu-smi info -t topo): bound there the step is fastest, bound to
+    node 0 (the other socket) slower than unbound; a job on NPU 4 (node 0) is near on node 0."""
+    one, two = nodes("node01", 1), nodes("node02", 2)
+    _tune(one)
+    _tune(two)
+    assert [n["numa_node"] for n in one.reload()["npus"]][:5:4] == [6, 0]
+    unbound = _step_ms(one, TUNED_ENV)
+    near = _step_ms(one, dict(TUNED_ENV, NPU_SIM_NUMA_NODE="6"))
+    far = _step_ms(one, dict(TUNED_ENV, NPU_SIM_NUMA_NODE="0"))
+    assert near < unbound < far
+    assert far / near == pytest.approx(1.0 + perf.FAR_NUMA_PCT / 100.0, rel=0.03)
+    assert _step_ms(one, dict(TUNED_ENV, NPU_SIM_NUMA_NODE="0", ASCEND_RT_VISIBLE_DEVICES="4,5")) == pytest.approx(near, rel=0.03)

@@ -17,9 +17,9 @@ from . import jsoncodec
 from . import statefile
 from .output import Result
 
-VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun", "vmstat", "iostat")
+VENDOR_TOOLS = ("hccn_tool", "npu-smi", "numactl", "lscpu", "cpupower", "lspci", "all_reduce_test", "mpirun", "vmstat", "iostat", "fio", "ip")
 # The host IO tools (stage 8) come after the tools of npu_sim.TOOLS.
-ALL_TOOLS = TOOLS + ("vmstat", "iostat")
+ALL_TOOLS = TOOLS + ("vmstat", "iostat", "fio", "ip")
 # For a call the node's resident simulator runs (npu_sim.server): CPU seconds spent for it outside this process
 # (the thin client, the server's dispatch), added to the call log's ``cpu_s`` and ``start_cpu_s``, and this
 # process's CPU time when the call began, subtracted from both. Both 0 when the wrapper's own interpreter runs it.
@@ -83,6 +83,8 @@ DISPATCH = {
     "mpirun": ("mpi", "mpirun"),
     "vmstat": ("host", "vmstat"),
     "iostat": ("host", "iostat"),
+    "fio": ("host", "fio"),
+    "ip": ("host", "ip"),
 }
 
 

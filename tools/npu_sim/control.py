@@ -50,6 +50,8 @@ WRAPPER_PATHS = {
     "mpirun": os.path.join("mpich", "bin", "mpirun"),
     "vmstat": os.path.join("sbin", "vmstat"),
     "iostat": os.path.join("sbin", "iostat"),
+    "fio": os.path.join("sbin", "fio"),
+    "ip": os.path.join("sbin", "ip"),
 }
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 # MindIE's default config.json (a copy of the file MindIE ships), installed on every node when missing.

@@ -653,16 +653,61 @@ def vmstat(argv, path):
     return res
 
 
+# iostat -x of sysstat 12 (the layout of tests/unit/fixtures/io/iostat_x_sysstat12.txt, a real capture): the header
+# and one row per block device. The node has a system disk and a data disk; the disk-busy fault saturates the data disk.
+IOSTAT_X_HEADER = ("Device   r/s   rkB/s  rrqm/s  %rrqm r_await rareq-sz   w/s   wkB/s  wrqm/s  %wrqm w_await wareq-sz   "
+                   "f/s f_await  aqu-sz  %util")
+IOSTAT_X_ROW = "%-7s %5.1f %7.1f %7.2f %6.2f %7.2f %8.2f %5.1f %7.1f %7.2f %6.2f %7.2f %8.2f %5.2f %7.2f %7.2f %6.2f"
+SIM_DISKS = ("nvme0n1", "sda")      # the dataset disk (the one disk-busy saturates), the system disk
+DISK_BUSY_DEFAULT = 99.0
+
+
+def disk_busy_pct(st):
+    """%util of the data disk under the ``disk-busy`` fault (None without it)."""
+    found = None
+    for fault in faults_mod.faults_for(st, "disk-busy"):
+        found = min(100.0, max(0.0, float(fault.get("value") or DISK_BUSY_DEFAULT)))
+    return found
+
+
+def disk_rows(st, when, index, since_boot=False):
+    """One row of values per simulated disk: a quiet disk, or a saturated data disk (long reads queued) under
+    disk-busy."""
+    rng = _io_rng(st, when, index + 2000)
+    busy = disk_busy_pct(st)
+    rows = []
+    for disk in SIM_DISKS:
+        reads = round(20.0 + rng.uniform(0, 5), 1)
+        writes = round(3.0 + rng.uniform(0, 2), 1)
+        util = round(0.8 + rng.uniform(0, 1.2), 2)
+        r_await, w_await, queue = round(0.15 + rng.uniform(0, 0.1), 2), round(0.5 + rng.uniform(0, 0.3), 2), 0.01
+        if disk == SIM_DISKS[0] and busy is not None and not since_boot:
+            reads = round(1800.0 + rng.uniform(0, 100), 1)
+            util = round(min(100.0, busy + rng.uniform(-0.3, 0.3)), 2)
+            r_await = round(45.0 + rng.uniform(0, 10), 2)
+            queue = round(reads * r_await / 1000.0, 2)
+        rkb = round(reads * 128.0, 1)
+        wkb = round(writes * 16.0, 1)
+        rows.append(IOSTAT_X_ROW % (disk, reads, rkb, 0.0, 0.0, r_await, round(rkb / reads, 2), writes, wkb, 0.12,
+                                    round(100.0 * 0.12 / (writes + 0.12), 2), w_await, round(wkb / writes, 2), 0.5, 0.9,
+                                    queue, util))
+    return rows
+
+
 def iostat(argv, path):
-    """``iostat -c [-y] [interval [count]]``: sysstat layout in the C locale (date %m/%d/%y), CPU report only."""
+    """``iostat -c|-x [-y] [interval [count]]``: sysstat layout in the C locale (date %m/%d/%y); -c the CPU report,
+    -x the CPU report and the extended device report of sysstat 12."""
     res = Result()
     words = list(argv)
     skip_first = False
     rest = []
     cpu_only = False
+    extended = False
     for word in words:
         if word == "-c":
             cpu_only = True
+        elif word == "-x":
+            extended = True
         elif word == "-y":
             skip_first = True
         elif word.startswith("-"):
@@ -670,8 +715,8 @@ def iostat(argv, path):
             return res.fail(1)
         else:
             rest.append(word)
-    if not cpu_only:
-        res.e("npu-sim: only the CPU report of iostat is simulated; run iostat -c")
+    if cpu_only == extended:
+        res.e("npu-sim: iostat is simulated with -c (CPU report) or -x (CPU and extended device report)")
         return res.fail(1)
     parsed, problem = _interval_args(rest, IOSTAT_USAGE)
     if problem:
@@ -694,7 +739,12 @@ def iostat(argv, path):
         res.o(IOSTAT_CPU_HEADER)
         res.o("       " + "".join("%8.2f" % value for value in (user, nice, system, wa, steal, idle)))
         res.o()
-        if number < len(reports) - 1:
+        if extended:
+            res.o(IOSTAT_X_HEADER)
+            for row in disk_rows(st, when, index, since_boot=index == 0):
+                res.o(row)
+            res.o()
+        if number < len(reports) - 1 and not extended:
             res.o()
             res.o()
     return res
@@ -754,3 +804,186 @@ def sync_shm(st, path):
     except OSError:
         pass   # ENOSPC: the tmpfs is full, which is the point
     return "%s: filled to %s %%" % (target, ("%g" % pct))
+
+
+# ---------------------------------------------------------------------------------------------
+# The host network of the node (stage 5): ``ip -j addr show`` in the iproute2 JSON layout of
+# tests/unit/fixtures/hccl_env/ip_-d_-j_addr_netplan.txt (without the -d keys). The node's host address is the
+# address its sshd answers on (the server address of SSH_CONNECTION), on the service NIC enp189s0f0 of an Atlas 800T
+# A2; the ``if-ip-elsewhere`` fault moves it to enp189s0f1.
+
+SERVICE_NICS = ("enp189s0f0", "enp189s0f1")
+
+
+def _link(index, name, mac, addresses, loopback=False):
+    item = {"ifindex": index, "ifname": name,
+            "flags": ["LOOPBACK", "UP", "LOWER_UP"] if loopback else ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"],
+            "mtu": 65536 if loopback else 1500, "qdisc": "noqueue" if loopback else "mq",
+            "operstate": "UNKNOWN" if loopback else "UP", "group": "default", "txqlen": 1000,
+            "link_type": "loopback" if loopback else "ether", "address": mac,
+            "broadcast": "00:00:00:00:00:00" if loopback else "ff:ff:ff:ff:ff:ff", "addr_info": []}
+    for address, prefixlen in addresses:
+        entry = {"family": "inet6" if ":" in address else "inet", "local": address, "prefixlen": prefixlen,
+                 "scope": "host" if loopback else "global"}
+        if ":" not in address:
+            entry["label"] = name
+        entry.update(valid_life_time=4294967295, preferred_life_time=4294967295)
+        item["addr_info"].append(entry)
+    return item
+
+
+def node_address():
+    """The address this node's sshd answers on (SSH_CONNECTION: client, client port, server, server port)."""
+    words = os.environ.get("SSH_CONNECTION", "").split()
+    return words[2] if len(words) == 4 else None
+
+
+def ip_links(st):
+    index = int(st.get("index") or 0)
+    address = node_address()
+    moved = bool(faults_mod.faults_for(st, "if-ip-elsewhere"))
+    links = [_link(1, "lo", "00:00:00:00:00:00", [("127.0.0.1", 8), ("::1", 128)], loopback=True)]
+    for number, name in enumerate(SERVICE_NICS):
+        holds = address is not None and (number == 1) == moved
+        links.append(_link(2 + number, name, "a4:be:2b:%02x:00:%02x" % (index & 0xff, number),
+                           [(address, 24)] if holds else []))
+    return links
+
+
+def ip(argv, path):
+    """``ip -j addr show`` / ``ip -j addr`` / ``ip -j a``: the node's interfaces as iproute2 prints them (one line)."""
+    import json
+    res = Result()
+    words = list(argv)
+    if words[:1] != ["-j"] or words[1:2] not in (["addr"], ["a"], ["address"]) or words[2:] not in ([], ["show"]):
+        res.e("npu-sim: only `ip -j addr show` is simulated")
+        return res.fail(1)
+    st = statefile.load(path)
+    res.o(json.dumps(ip_links(st), separators=(",", ":")))
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# The node's login scripts (stage 5): the ``log-level`` fault writes ASCEND_GLOBAL_LOG_LEVEL into a script of the
+# node's own /etc/profile.d (<pod_dir>/<hostname>/profile.d); clearing it removes the script.
+
+LOG_LEVEL_SCRIPT = "npu-sim-ascend-log.sh"
+LOG_LEVEL_DEFAULT = "0"
+
+
+def sync_log_level(st):
+    """Make the node's /etc/profile.d match the log-level fault; returns a sentence."""
+    pod_dir, hostname = st.get("pod_dir"), st.get("hostname")
+    if not pod_dir or not hostname:
+        return "no PoD directory: the fault is recorded only"
+    directory = os.path.join(pod_dir, hostname, "profile.d")
+    if not os.path.isdir(directory) or os.path.islink(directory):
+        return "%s is not the node's profile.d; left alone" % directory
+    target = os.path.join(directory, LOG_LEVEL_SCRIPT)
+    value = None
+    for fault in faults_mod.faults_for(st, "log-level"):
+        value = str(fault.get("value") if fault.get("value") not in (None, "") else LOG_LEVEL_DEFAULT)
+    if value is None:
+        if os.path.lexists(target):
+            os.unlink(target)
+        return "%s removed" % target
+    _write_in_place(target, "# written by npu-sim (fault log-level)\nexport ASCEND_GLOBAL_LOG_LEVEL=%s\n" % value)
+    return "%s: ASCEND_GLOBAL_LOG_LEVEL=%s" % (target, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fio (stage 8): one job group with --output-format=json in the fio 3.x JSON layout of
+# tests/unit/fixtures/io/fio_json_normal_3.42_libaio_randwrite.txt (the keys io_info reads, with their siblings).
+# The data disk reads host.disk_read_mb_s (default 2000 MB/s); under disk-busy it crawls (150 MB/s, long latency).
+
+FIO_VERSION = "fio-3.29"
+DISK_READ_DEFAULT_MB_S = 2000.0
+DISK_BUSY_READ_MB_S = 150.0
+
+
+def _fio_size_bytes(text):
+    units = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+    text = text.strip().lower()
+    unit = text[-1] if text[-1:] in units and not text[-1:].isdigit() else ""
+    number = text[:-1] if unit else text
+    return int(number) * units[unit] if number.isdigit() else None
+
+
+def _fio_direction(io_bytes, bw_bytes, iops, runtime_ms, lat_ns):
+    total = int(round(iops * runtime_ms / 1000.0))
+    return {"io_bytes": io_bytes, "io_kbytes": io_bytes // 1024, "bw_bytes": int(bw_bytes), "bw": int(bw_bytes // 1024),
+            "iops": round(iops, 6), "runtime": runtime_ms, "total_ios": total, "short_ios": 0, "drop_ios": 0,
+            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+            "clat_ns": {"min": int(lat_ns * 0.5), "max": int(lat_ns * 4), "mean": round(lat_ns * 0.99, 6),
+                        "stddev": round(lat_ns * 0.2, 6), "N": total,
+                        "percentile": {"1.000000": int(lat_ns * 0.6), "50.000000": int(lat_ns),
+                                       "99.000000": int(lat_ns * 2.1), "99.900000": int(lat_ns * 3)}},
+            "lat_ns": {"min": int(lat_ns * 0.5), "max": int(lat_ns * 4), "mean": round(lat_ns, 6),
+                       "stddev": round(lat_ns * 0.2, 6), "N": total},
+            "bw_min": 0, "bw_max": 0, "bw_agg": 100.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
+            "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0}
+
+
+def _fio_empty():
+    return _fio_direction(0, 0, 0.0, 0, 0)
+
+
+def fio(argv, path):
+    """``fio --name=N --filename=F --rw=read|randread --bs=B --size=S --numjobs=J --iodepth=D --ioengine=E
+    [--direct=1] [--runtime=R] --group_reporting [--unlink=1] --output-format=json``: no file is written."""
+    import json
+    import time
+    res = Result()
+    options = {}
+    for word in argv:
+        if not word.startswith("--"):
+            res.e("fio: unknown argument %s" % word)
+            return res.fail(1)
+        key, _sep, value = word[2:].partition("=")
+        options[key] = value
+    if options.get("output-format") != "json" or options.get("rw") not in ("read", "randread", "write", "randwrite"):
+        res.e("npu-sim: fio is simulated with --output-format=json and --rw=read|randread|write|randwrite")
+        return res.fail(1)
+    block = _fio_size_bytes(options.get("bs", "4k"))
+    size = _fio_size_bytes(options.get("size", ""))
+    jobs = int(options.get("numjobs", "1")) if options.get("numjobs", "1").isdigit() else 0
+    depth = int(options.get("iodepth", "1")) if options.get("iodepth", "1").isdigit() else 0
+    if not block or not size or jobs < 1 or depth < 1:
+        res.e("fio: bad --bs, --size, --numjobs or --iodepth")
+        return res.fail(1)
+    st = statefile.load(path)
+    busy = disk_busy_pct(st) is not None
+    host = node_mod.host_settings(st)
+    mb_s = DISK_BUSY_READ_MB_S if busy else float(host.get("disk_read_mb_s") or DISK_READ_DEFAULT_MB_S)
+    bw_bytes = mb_s * 1000.0 ** 2
+    io_bytes = size * jobs
+    runtime_ms = int(io_bytes / bw_bytes * 1000.0) or 1
+    if options.get("runtime", "").isdigit() and int(options["runtime"]) * 1000 < runtime_ms:
+        runtime_ms = int(options["runtime"]) * 1000
+        io_bytes = int(bw_bytes * runtime_ms / 1000.0) // block * block
+    iops = bw_bytes / block
+    in_flight = jobs * (depth if options.get("ioengine") in ("libaio", "io_uring", "posixaio") else 1)
+    lat_ns = in_flight / iops * 1e9
+    direction = _fio_direction(io_bytes, bw_bytes, iops, runtime_ms, lat_ns)
+    reads = options["rw"] in ("read", "randread")
+    now = int(node_mod.now(st))
+    document = {
+        "fio version": FIO_VERSION, "timestamp": now, "timestamp_ms": now * 1000,
+        "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),
+        "global options": {},
+        "jobs": [{"jobname": options.get("name", "job"), "groupid": 0, "error": 0, "eta": 0,
+                  "elapsed": runtime_ms // 1000 + 1,
+                  "job options": dict((key, options[key]) for key in ("name", "filename", "rw", "bs", "size", "numjobs",
+                                                                      "iodepth", "ioengine", "direct", "runtime")
+                                      if key in options),
+                  "read": direction if reads else _fio_empty(), "write": _fio_empty() if reads else direction,
+                  "trim": _fio_empty(), "job_runtime": runtime_ms, "usr_cpu": 0.4, "sys_cpu": 3.1, "ctx": 1000,
+                  "majf": 0, "minf": 100}],
+        "disk_util": [{"name": SIM_DISKS[0], "read_ios": direction["total_ios"] if reads else 0,
+                       "write_ios": 0 if reads else direction["total_ios"], "read_merges": 0, "write_merges": 0,
+                       "read_ticks": 0, "write_ticks": 0, "in_queue": 0,
+                       "util": 99.9 if busy else round(min(99.0, 60.0 + jobs * depth * 0.5), 6)}],
+    }
+    for line in json.dumps(document, indent=2).replace('": ', '" : ').splitlines():
+        res.o(line)
+    return res

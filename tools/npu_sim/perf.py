@@ -16,7 +16,8 @@ busbw (GB/s):
   the intra-node HCCS figure (the ranks cannot go faster across nodes than inside one); lossy, the
   retransmissions stall the whole job at 3.0 (x the slow factor) - "a few GB/s", as the method puts it.
 Training step time = compute + gradient AllReduce time (its cross-node part over one rank's port), +8 % without NUMA binding
-(NPU_SIM_NUMA_NODE unset), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
+(NPU_SIM_NUMA_NODE unset), +15 % bound to a NUMA node that is not the one of the job's NPU (the first of
+ASCEND_RT_VISIBLE_DEVICES, else NPU 0: its CPUs and memory across the socket link), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
 under the ``noise`` fault), seeded by --seed or, without it, different on every run.
 """
 
@@ -35,6 +36,7 @@ ROCE_EFFICIENCY = 0.9
 ROCE_LOSSY_GBPS = 3.0
 JITTER_PCT = 1.0
 NOISE_PCT = 8.0
+FAR_NUMA_PCT = 15.0
 HCCL_ITERS = 20
 HCCL_WARMUP = 5
 
@@ -133,6 +135,23 @@ def crossnode_busbw(states, env=None, npus_per_node=8):
     return min(intra_busbw(states, ports), ports * ROCE_LINE_GBPS * ROCE_EFFICIENCY * factor)
 
 
+def job_npu(env):
+    """The NPU the job's rank 0 runs on: the first of ASCEND_RT_VISIBLE_DEVICES, else NPU 0."""
+    first = str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
+def numa_far(local, env):
+    """True when the job is bound (NPU_SIM_NUMA_NODE) to NUMA nodes none of which is its NPU's own."""
+    bound = {int(n) for n in str(env.get("NPU_SIM_NUMA_NODE") or "").split(",") if n.strip().isdigit()}
+    if not bound:
+        return False
+    device = job_npu(env)
+    npu = next((n for n in (local or {}).get("npus") or [] if n.get("id") == device), None)
+    home = npu.get("numa_node") if npu else None
+    return home is not None and home not in bound
+
+
 def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
     env = os.environ if env is None else env
     nodes = max(1, len(states))
@@ -142,6 +161,8 @@ def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
     total = compute_ms + comm
     if not env.get("NPU_SIM_NUMA_NODE"):
         total *= 1.08
+    elif numa_far(local, env):
+        total *= 1.0 + FAR_NUMA_PCT / 100.0
     if local.get("governor") != "performance":
         total *= 1.05
     return total

@@ -59,27 +59,85 @@ class Vmstat(IoTool):
         return [path, '1', str(seconds + 1)]
 
 
+def parse_iostat_x(text):
+    """``iostat -x``: the CPU reports and the device reports of the same text (each parser skips the other's
+    lines, so a line either leaves unread is unparsed)."""
+    cpu = io_parsers.PARSERS['iostat'](text)
+    devices = io_parsers.PARSERS['iostat_devices'](text)
+    out = dict(cpu)
+    out['devices'] = devices['reports']
+    out['device_columns'] = devices['columns']
+    out['unparsed'] = cpu['unparsed'] + [line for line in devices['unparsed'] if line not in cpu['unparsed']]
+    return out
+
+
 class Iostat(IoTool):
     name = 'iostat'
     package = 'sysstat'
-    parser = staticmethod(io_parsers.PARSERS['iostat'])
+    parser = staticmethod(parse_iostat_x)
 
     @staticmethod
     def argv(path, seconds):
-        return [path, '-c', '1', str(seconds + 1)]
+        # -x: the CPU report and the extended device report (%util, r_await/w_await or await) in one run
+        return [path, '-x', '1', str(seconds + 1)]
 
 
 class Fio(IoTool):
     name = 'fio'
     package = 'fio'
-    parser = staticmethod(io_parsers.PARSERS['fio'])
+    parser = staticmethod(io_parsers.PARSERS['fio_json'])
 
     @staticmethod
     def argv(path, params):
-        return [path, '--name=npuops-seqread', '--filename=%s' % params['fio_file'], '--rw=read',
+        # the method's line (stage 8.2): --rw=read --bs=1M --size=8G --numjobs=4 --iodepth=16 --direct=1
+        # --group_reporting; the engine is named because iodepth has no effect on a synchronous one (psync, fio's default)
+        return [path, '--name=npuops-%s' % params['fio_rw'], '--filename=%s' % params['fio_file'], '--rw=%s' % params['fio_rw'],
                 '--bs=%s' % params['fio_block_size'], '--size=%dM' % params['fio_size_mb'],
-                '--runtime=%d' % params['fio_runtime'], '--ioengine=psync', '--direct=%d' % int(params['fio_direct']),
-                '--numjobs=1', '--group_reporting', '--unlink=1', '--output-format=normal']
+                '--numjobs=%d' % params['fio_numjobs'], '--iodepth=%d' % params['fio_iodepth'],
+                '--ioengine=%s' % params['fio_ioengine'], '--direct=%d' % int(params['fio_direct']),
+                '--runtime=%d' % params['fio_runtime'], '--group_reporting', '--unlink=1', '--output-format=json']
+
+
+# Pseudo block devices iostat lists that hold no dataset: loop devices, RAM disks, compressed swap in RAM.
+PSEUDO_DEVICES = ('loop', 'ram', 'zram')
+
+
+def _weighted_await(row):
+    """The await of one device row: the combined column of older sysstat, else r_await and w_await weighted by r/s and
+    w/s (what the combined column was), else the larger of the two."""
+    if row.get('await_ms') is not None:
+        return row['await_ms']
+    r_await, w_await = row.get('r_await_ms'), row.get('w_await_ms')
+    if r_await is None and w_await is None:
+        return None
+    reads, writes = row.get('r_s') or 0.0, row.get('w_s') or 0.0
+    if reads + writes > 0 and r_await is not None and w_await is not None:
+        return round((reads * r_await + writes * w_await) / (reads + writes), 2)
+    return max(value for value in (r_await, w_await) if value is not None)
+
+
+def device_summary(reports):
+    """Per block device over the reports after the first (the time since boot): mean and largest %util, mean and
+    largest await (ms), mean r_await/w_await and queue size. Pseudo devices (loop, ram, zram) are left out."""
+    rows = {}
+    for report in reports:
+        for row in report:
+            name = row.get('device')
+            if not name or name.startswith(PSEUDO_DEVICES):
+                continue
+            rows.setdefault(name, []).append(row)
+    out = []
+    for name in sorted(rows):
+        samples = rows[name]
+        util = [row['util_pct'] for row in samples if row.get('util_pct') is not None]
+        waits = [value for value in (_weighted_await(row) for row in samples) if value is not None]
+        out.append({'device': name, 'samples': len(samples),
+                    'util_mean_pct': _mean(util), 'util_max_pct': max(util) if util else None,
+                    'await_mean_ms': _mean(waits), 'await_max_ms': max(waits) if waits else None,
+                    'r_await_mean_ms': _mean([row['r_await_ms'] for row in samples if row.get('r_await_ms') is not None]),
+                    'w_await_mean_ms': _mean([row['w_await_ms'] for row in samples if row.get('w_await_ms') is not None]),
+                    'queue_mean': _mean([row['queue'] for row in samples if row.get('queue') is not None])})
+    return out
 
 
 def _mean(values):
@@ -92,7 +150,7 @@ def _read_text(path):
 
 
 class IoReader:
-    """Read /dev/shm, sample vmstat and iostat together, and run fio when asked; ``gather()`` is the module result."""
+    """Read /dev/shm, sample vmstat and iostat -x together, and run fio when asked; ``gather()`` is the module result."""
 
     def __init__(self, module, warnings):
         self.module = module
@@ -166,7 +224,7 @@ class IoReader:
         vmstat = {'samples': 0, 'wa_pct': [], 'wa_mean_pct': None, 'wa_max_pct': None, 'us_mean_pct': None,
                   'sy_mean_pct': None, 'id_mean_pct': None, 'cmd': None}
         iostat = {'samples': 0, 'iowait_pct': [], 'iowait_mean_pct': None, 'iowait_max_pct': None, 'idle_mean_pct': None,
-                  'cpus': None, 'kernel': None, 'cmd': None}
+                  'cpus': None, 'kernel': None, 'devices': [], 'device_columns': [], 'cmd': None}
         for job in jobs:
             target = vmstat if job[0] is Vmstat else iostat
             target['cmd'] = cmd_to_text(job[1])
@@ -187,7 +245,8 @@ class IoReader:
             iowait = [report['iowait_pct'] for report in reports]
             iostat.update(samples=len(reports), iowait_pct=iowait, iowait_mean_pct=_mean(iowait),
                           iowait_max_pct=max(iowait) if iowait else None,
-                          idle_mean_pct=_mean([report['idle_pct'] for report in reports]), cpus=got['cpus'], kernel=got['kernel'])
+                          idle_mean_pct=_mean([report['idle_pct'] for report in reports]), cpus=got['cpus'], kernel=got['kernel'],
+                          devices=device_summary(got.get('devices', [])[1:]), device_columns=got.get('device_columns', []))
         for name, target, key in (('vmstat', vmstat, 'wa_pct'), ('iostat', iostat, 'iowait_pct')):
             if target['cmd'] and name in results and not isinstance(results[name], BaseException) and not target[key]:
                 self.warnings.append('%s: %s printed no sample after the one since boot; its values are null.' % (self.host, name))
@@ -207,8 +266,12 @@ class IoReader:
 
     def fio(self):
         params = self.params
-        result = {'ran': False, 'file': params['fio_file'], 'skipped': None, 'read_bw_mib_s': None, 'read_bw_mb_s': None,
-                  'read_iops': None, 'read_io_mib': None, 'runtime_ms': None, 'version': None, 'cmd': None, 'removed': None}
+        result = {'ran': False, 'file': params['fio_file'], 'skipped': None, 'rw': params['fio_rw'],
+                  'block_size': params['fio_block_size'], 'size_mb': params['fio_size_mb'], 'numjobs': params['fio_numjobs'],
+                  'iodepth': params['fio_iodepth'], 'ioengine': params['fio_ioengine'], 'bw_mib_s': None, 'bw_mb_s': None,
+                  'iops': None, 'lat_mean_ms': None, 'clat_p99_ms': None, 'read_bw_mib_s': None, 'read_bw_mb_s': None,
+                  'read_iops': None, 'read_io_mib': None, 'runtime_ms': None, 'disk_util': [], 'version': None, 'cmd': None,
+                  'removed': None}
         if not params['fio_file']:
             result['skipped'] = 'no fio_file given'
             return result
@@ -235,12 +298,29 @@ class IoReader:
         data, unparsed = parse_output(Fio.parser, argv, out)
         if unparsed:
             self.warnings.append(unparsed_warning(argv, unparsed))
-        if data.get('read_bw_mib_s') is None:
+        if data.get('job_errors'):
             raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err, subject=self.host,
-                            msg='%s printed no read bandwidth: %s' % (cmd_to_text(argv), tool_output(out, err)))
+                            msg='%s reported job errors %s: %s' % (cmd_to_text(argv), data['job_errors'], tool_output(out, err)))
+        directions = [data.get(name) for name in ('read', 'write') if data.get(name)]
+        if not directions:
+            raise ToolError(cmd=argv, rc=rc, stdout=out, stderr=err, subject=self.host,
+                            msg='%s printed no JSON result with IO in it: %s' % (cmd_to_text(argv), tool_output(out, err)))
         result['ran'] = True
-        for key in ('read_bw_mib_s', 'read_bw_mb_s', 'read_iops', 'read_io_mib', 'runtime_ms', 'version'):
-            result[key] = data.get(key)
+        # the aggregate of the group (--group_reporting): read and write added up for a mixed job
+        total_ios = sum(part['total_ios'] for part in directions)
+        result.update(
+            bw_mib_s=round(sum(part['bw_mib_s'] for part in directions), 3),
+            bw_mb_s=round(sum(part['bw_mb_s'] for part in directions), 3),
+            iops=round(sum(part['iops'] for part in directions), 3),
+            lat_mean_ms=(round(sum(part['lat_mean_ms'] * part['total_ios'] for part in directions) / total_ios, 4)
+                         if total_ios and all(part['lat_mean_ms'] is not None for part in directions) else None),
+            clat_p99_ms=max([part['clat_p99_ms'] for part in directions if part['clat_p99_ms'] is not None] or [None]),
+            runtime_ms=max(part['runtime_ms'] for part in directions),
+            disk_util=data.get('disk_util') or [], version=data.get('version'))
+        read = data.get('read')
+        if read:
+            result.update(read_bw_mib_s=read['bw_mib_s'], read_bw_mb_s=read['bw_mb_s'], read_iops=read['iops'],
+                          read_io_mib=read['io_mib'])
         return result
 
     # ---------------------------------------------------------------------------------------- all

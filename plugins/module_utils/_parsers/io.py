@@ -4,7 +4,8 @@
 """Parsers for the IO side of a training node: ``vmstat``, ``iostat`` (its CPU report), ``fio`` (a sequential read,
 plain output) and the ``/proc/mounts`` line of ``/dev/shm``.
 
-Formats (real samples in tests/fixtures/captures: vmstat.txt, iostat_-c.txt, fio_seq_read.txt, dev_shm.txt):
+Formats (real samples in tests/fixtures/captures: vmstat.txt, iostat_-c.txt, fio_seq_read.txt, dev_shm.txt; and in
+tests/unit/fixtures/io: iostat -x of sysstat before and after 12, fio JSON of fio 3.1 and 3.42):
 
 * ``vmstat`` (procps): a line of group titles, a line of column names, then one row of numbers per sample. The columns
   are found by their names (procps 3.2 has no ``st``, procps-ng 4.0.4 adds ``gu``); a wide value pushes the next
@@ -15,6 +16,11 @@ Formats (real samples in tests/fixtures/captures: vmstat.txt, iostat_-c.txt, fio
 * ``fio`` 3.x: ``<job>: (g=0): rw=read, bs=..., ioengine=..., iodepth=N``, ``fio-3.1``,
   ``read: IOPS=3070, BW=11.0MiB/s (12.6MB/s)(3598MiB/300002msec)`` per job and
   ``READ: bw=11.0MiB/s (12.6MB/s), ..., io=3598MiB (3773MB), run=300002-300002msec`` per group.
+* ``iostat -x``: per report a ``Device`` (``Device:`` before sysstat 12) header and one row per device; the columns
+  differ between versions (``await``/``svctm``/``avgqu-sz`` before 12, ``aqu-sz`` and no ``await`` from 12) and are
+  read by their labels.
+* ``fio --output-format=json``: one document with ``jobs[].read|write|trim`` (``bw_bytes`` bytes/s from fio 3.x;
+  ``bw`` KiB/s), ``iops``, ``clat_ns``/``lat_ns`` and ``disk_util``.
 * ``/proc/mounts``: ``<device> <mount point> <fstype> <options> 0 0``.
 
 Every parser returns a dict with ``unparsed`` (the lines it did not recognise) and never raises on tool output.
@@ -253,6 +259,209 @@ def parse_fio(text):
     return result
 
 
+# ------------------------------------------------------------------------------------------------ iostat -x devices
+
+# Labels of the extended device report: the same quantity under the names of older (before 12) and newer sysstat.
+_IOSTAT_DEVICE_KEYS = {
+    '%util': 'util_pct', 'await': 'await_ms', 'r_await': 'r_await_ms', 'w_await': 'w_await_ms', 'd_await': 'd_await_ms',
+    'f_await': 'f_await_ms', 'aqu-sz': 'queue', 'avgqu-sz': 'queue', 'r/s': 'r_s', 'w/s': 'w_s', 'svctm': 'svctm_ms',
+    'rrqm/s': 'rrqm_s', 'wrqm/s': 'wrqm_s',
+}
+# Read and write rates in kB/s whatever unit the header names (-k default, -m, or sectors of 512 bytes).
+_IOSTAT_RATE_KEYS = {'rkB/s': ('read_kb_s', 1.0), 'wkB/s': ('write_kb_s', 1.0), 'rMB/s': ('read_kb_s', 1024.0),
+                     'wMB/s': ('write_kb_s', 1024.0), 'rsec/s': ('read_kb_s', 0.5), 'wsec/s': ('write_kb_s', 0.5)}
+
+
+def parse_iostat_devices(text):
+    """Parse the device reports of ``iostat -x [INTERVAL [COUNT]]`` (the CPU reports are :func:`parse_iostat`'s).
+
+    Older sysstat (before 12) prints ``Device:`` and one ``await`` beside ``r_await``/``w_await``, ``avgqu-sz`` and
+    ``svctm``; sysstat 12 and later print ``Device`` without the colon, no combined ``await`` and no ``svctm``,
+    ``aqu-sz``, request sizes and discard/flush columns, in another order. Every column is read by its label:
+
+        Device:  rrqm/s   wrqm/s     r/s     w/s    rMB/s    wMB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util
+        xvdf       0.00  2934.00    0.00 2000.00     0.00    48.69    49.86     2.59    1.30    0.00    1.30   0.50  99.60
+
+    Returns ``{'reports': [[{'device': 'xvdf', 'util_pct': 99.6, 'await_ms': 1.3, 'r_await_ms': 0.0, 'w_await_ms': 1.3,
+    'queue': 2.59, 'r_s': 0.0, 'w_s': 2000.0, 'read_kb_s': 0.0, 'write_kb_s': 49858.56, 'svctm_ms': 0.5, 'rrqm_s': 0.0,
+    'wrqm_s': 2934.0, 'extra': {'avgrq-sz': 49.86}}], ...], 'columns': [...], 'unparsed': []}``: one list of devices per
+    ``Device`` header (``reports[0]`` covers the time since boot unless ``-y``). A label this parser does not know is
+    kept under ``extra``; a row with more or fewer values than the header goes to ``unparsed``. CPU reports, the
+    system line and ``-t`` time stamps are skipped.
+    """
+    result = {'reports': [], 'columns': [], 'unparsed': []}
+    labels = None
+    skip_cpu_row = False
+    for line in lines_of(text):
+        stripped = line.strip()
+        if not stripped:
+            labels = None
+            continue
+        words = stripped.split()
+        if skip_cpu_row:
+            skip_cpu_row = False
+            if all(to_float(word) is not None for word in words):
+                continue
+        if words[0] == 'avg-cpu:':
+            labels = None
+            skip_cpu_row = True
+            continue
+        if words[0].rstrip(':') == 'Device':
+            labels = words[1:]
+            if len(set(labels)) != len(labels) or not labels:
+                result['unparsed'].append(line)
+                labels = None
+                continue
+            result['columns'] = list(labels)
+            result['reports'].append([])
+            continue
+        if labels is not None:
+            values = [to_float(word) for word in words[1:]]
+            if len(values) != len(labels) or None in values:
+                result['unparsed'].append(line)
+                continue
+            row = {'device': words[0]}
+            for label, value in zip(labels, values):
+                if label in _IOSTAT_DEVICE_KEYS:
+                    row[_IOSTAT_DEVICE_KEYS[label]] = value
+                elif label in _IOSTAT_RATE_KEYS:
+                    key, factor = _IOSTAT_RATE_KEYS[label]
+                    row[key] = round(value * factor, 3)
+                else:
+                    keep_extra(row, label, value)
+            result['reports'][-1].append(row)
+            continue
+        if _IOSTAT_HEADER_RE.match(stripped) or _IOSTAT_STAMP_RE.match(stripped):
+            continue
+        result['unparsed'].append(line)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ fio JSON
+
+_FIO_DIRECTIONS = ('read', 'write', 'trim')
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _fio_document(text):
+    """The JSON document of fio's output and the other lines: ``--output-format=json,normal`` (or a job line and
+    ``Starting N process`` printed before it) surround the document with plain text."""
+    import json
+    start = text.find('{')
+    while start != -1:
+        try:
+            document, end = json.JSONDecoder().raw_decode(text[start:])
+        except ValueError:
+            start = text.find('{', start + 1)
+            continue
+        if isinstance(document, dict) and 'jobs' in document:
+            return document, text[:start] + text[start + end:]
+        start = text.find('{', start + 1)
+    return None, text
+
+
+def _fio_direction(jobs, name):
+    """One direction (read/write/trim) summed over the jobs: bandwidth and IOPS add up, the latencies are the means
+    weighted by the number of IOs; None when no job did any IO in that direction."""
+    total = {'io_bytes': 0.0, 'bw_bytes': 0.0, 'iops': 0.0, 'runtime_ms': 0.0, 'ios': 0.0, 'lat_sum_ns': 0.0,
+             'clat_sum_ns': 0.0, 'clat_p99_ns': None}
+    seen = False
+    for job in jobs:
+        part = job.get(name) if isinstance(job, dict) else None
+        if not isinstance(part, dict):
+            continue
+        io_bytes = _number(part.get('io_bytes'))
+        if io_bytes is None and _number(part.get('io_kbytes')) is not None:
+            io_bytes = _number(part.get('io_kbytes')) * 1024.0
+        if not io_bytes:
+            continue
+        seen = True
+        total['io_bytes'] += io_bytes
+        bw_bytes = _number(part.get('bw_bytes'))
+        if bw_bytes is None and _number(part.get('bw')) is not None:
+            bw_bytes = _number(part.get('bw')) * 1024.0   # fio before 3.x bw_bytes: bw in KiB/s
+        total['bw_bytes'] += bw_bytes or 0.0
+        total['iops'] += _number(part.get('iops')) or 0.0
+        total['runtime_ms'] = max(total['runtime_ms'], _number(part.get('runtime')) or 0.0)
+        ios = _number(part.get('total_ios')) or 0.0
+        total['ios'] += ios
+        for key, field in (('lat_sum_ns', 'lat_ns'), ('clat_sum_ns', 'clat_ns')):
+            stats = part.get(field)
+            mean = _number(stats.get('mean')) if isinstance(stats, dict) else None
+            if mean is not None:
+                total[key] += mean * ios
+        clat = part.get('clat_ns')
+        percentiles = clat.get('percentile') if isinstance(clat, dict) else None
+        p99 = _number(percentiles.get('99.000000')) if isinstance(percentiles, dict) else None
+        if p99 is not None:
+            total['clat_p99_ns'] = max(total['clat_p99_ns'] or 0.0, p99)
+    if not seen:
+        return None
+    ios = total['ios']
+    return {'bw_mib_s': round(total['bw_bytes'] / 1024.0 ** 2, 3), 'bw_mb_s': round(total['bw_bytes'] / 1000.0 ** 2, 3),
+            'iops': round(total['iops'], 3), 'io_mib': round(total['io_bytes'] / 1024.0 ** 2, 3),
+            'runtime_ms': int(total['runtime_ms']), 'total_ios': int(ios),
+            'lat_mean_ms': round(total['lat_sum_ns'] / ios / 1e6, 4) if ios else None,
+            'clat_mean_ms': round(total['clat_sum_ns'] / ios / 1e6, 4) if ios else None,
+            'clat_p99_ms': None if total['clat_p99_ns'] is None else round(total['clat_p99_ns'] / 1e6, 4)}
+
+
+def parse_fio_json(text):
+    """Parse ``fio --output-format=json`` (also ``json,normal``: the plain lines around the document are skipped).
+
+    Sample (fio-3.42, trimmed)::
+
+        {
+          "fio version" : "fio-3.42-6-g219f",
+          "jobs" : [ { "jobname" : "/dev/nvme8n13", "error" : 0,
+                       "write" : { "io_bytes" : 50966528, "bw_bytes" : 5096143, "bw" : 4976, "iops" : 1244.175582,
+                                   "runtime" : 10001, "total_ios" : 12443, "clat_ns" : { "mean" : 794090.278389,
+                                   "percentile" : { "99.000000" : 1695744 } }, "lat_ns" : { "mean" : 800770.079563 } } } ],
+          "disk_util" : [ { "name" : "nvme8n13", "util" : 97.904063 } ]
+        }
+
+    Returns ``{'version': '3.42-6-g219f', 'jobs': 1, 'job_errors': [], 'read': None, 'write': {'bw_mib_s': 4.86,
+    'bw_mb_s': 5.096, 'iops': 1244.176, 'io_mib': 48.605, 'runtime_ms': 10001, 'total_ios': 12443,
+    'lat_mean_ms': 0.8008, 'clat_mean_ms': 0.7941, 'clat_p99_ms': 1.6957}, 'trim': None, 'disk_util':
+    [{'name': 'nvme8n13', 'util_pct': 97.9}], 'errors': [], 'unparsed': []}``. A direction without IO is None; with
+    several jobs (no ``--group_reporting``) bandwidth and IOPS are summed and latencies weighted by the IOs. fio 3.1
+    has no ``bw_bytes``: its ``bw`` (KiB/s) is used. No JSON document: every value None and the text's lines in
+    ``unparsed`` (``fio: ...`` lines in ``errors``).
+    """
+    result = {'version': None, 'jobs': 0, 'job_errors': [], 'read': None, 'write': None, 'trim': None, 'disk_util': [],
+              'errors': [], 'unparsed': []}
+    document, rest = _fio_document(text or '')
+    for line in lines_of(rest):
+        stripped = line.strip()
+        match = _FIO_ERROR_RE.match(stripped)
+        if match:
+            result['errors'].append(match.group(1))
+        elif document is None and stripped:
+            result['unparsed'].append(line)
+    if document is None:
+        return result
+    version = document.get('fio version')
+    if isinstance(version, str):
+        result['version'] = version[4:] if version.startswith('fio-') else version
+    jobs = document.get('jobs')
+    jobs = [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+    result['jobs'] = len(jobs)
+    for job in jobs:
+        if job.get('error'):
+            result['job_errors'].append({'job': job.get('jobname'), 'error': job.get('error')})
+    for name in _FIO_DIRECTIONS:
+        result[name] = _fio_direction(jobs, name)
+    disks = document.get('disk_util')
+    for disk in disks if isinstance(disks, list) else []:
+        if isinstance(disk, dict) and isinstance(disk.get('name'), str):
+            util = _number(disk.get('util'))
+            result['disk_util'].append({'name': disk['name'], 'util_pct': None if util is None else round(util, 2)})
+    return result
+
+
 # ------------------------------------------------------------------------------------------------ /proc/mounts
 
 def _unescape(field):
@@ -304,6 +513,8 @@ def parse_mounts(text, mount_point='/dev/shm'):
 PARSERS = {
     'vmstat': parse_vmstat,
     'iostat': parse_iostat,
+    'iostat_devices': parse_iostat_devices,
     'fio': parse_fio,
+    'fio_json': parse_fio_json,
     'mounts': parse_mounts,
 }

@@ -82,6 +82,9 @@ def inventory_text(pod, names, product=None):
         out += ["          %s: %s" % (key, _q(value)) for key, value in common]
         out.append("          npuops_hccl_if_ip: %s" % _q(hccl_if_ip(pod, index)))
         out.append("          npuops_hccl_socket_ifname: %s" % _q(HCCL_SOCKET_IFNAME))
+        # a simulated node is a process tree of this host, not a container: when this host is one, its marker
+        # (/.dockerenv, the cgroup of PID 1) is not the node's, and the node has no /dev/davinci* to check
+        out.append("          health_check_container: never")
         ports = npu_ports_from_state(state)
         if ports:  # a node without RoCE ports (Atlas 300I Duo) has no parameter plane to list
             out.append("          npuops_npu_ports:")

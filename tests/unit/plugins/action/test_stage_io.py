@@ -57,7 +57,9 @@ def test_io_info_and_numa_info_once_then_the_record_and_the_report(tmp_path, a2)
     calls = []
     result = node_step(tmp_path, {IO_INFO: io_read(), NUMA_INFO: a2}, calls=calls, seconds=2)
     # the role's options, fio left out without a file; the layout read here as stage 6 did not hand one on
-    assert calls == [(IO_INFO, {'seconds': 2, 'shm_path': '/dev/shm', 'fio_size_mb': 1024, 'fio_runtime': 30, 'timeout': 60}),
+    assert calls == [(IO_INFO, {'seconds': 2, 'shm_path': '/dev/shm', 'fio_size_mb': 8192, 'fio_runtime': 30, 'fio_numjobs': 4,
+                                'fio_iodepth': 16, 'fio_ioengine': 'libaio', 'fio_rw': 'read', 'fio_block_size': '1M',
+                                'timeout': 60}),
                      (NUMA_INFO, {'timeout': 60})]
     assert result['changed'] is False and result['findings'] == [] and 'failed' not in result
     assert result['dataloader']['workers'] == 8 and result['dataloader']['basis'] == 'numa'

@@ -200,3 +200,49 @@ def test_in_check_mode_a_stage_is_kept_as_not_measured(tmp_path):
     kept = measure(tmp_path, 4, 1.0, check_mode=True, results=[{'skipped': True, 'changed': False}])
     assert kept['measurement']['measured'] is False and 'not measured' in kept['msg']
     assert read_json(kept['path'])['check_mode'] is True
+
+
+# ---- where the time goes: the profile after tuning against the stage 1 baseline's ----------------------------------
+
+def _step(comm, free, util, step_time=1000000.0):
+    return {'rank': 0, 'device_id': 0, 'step': '10', 'step_time_us': step_time,
+            'comm_not_overlapped_us': step_time * comm / 100.0, 'compute_share_pct': 100.0 - comm - free,
+            'comm_share_pct': comm, 'free_share_pct': free, 'aicore_util_pct': util, 'aicore_from': 'kernel_details'}
+
+
+def test_the_profile_after_tuning_is_compared_with_the_baselines_in_points(tmp_path):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import profile
+    kept = profile.profile_record({'steps': [_step(30.0, 4.0, 66.0)]}, 'node01')
+    # after tuning the job is bound to a far NUMA node: communication is fine now, the NPU waits for the host
+    after = {'changed': False, 'steps': [_step(8.0, 20.0, 72.0)], 'summary': {}}
+    result = compare(tmp_path, results=runs(), baseline=baseline(profile=kept), launch=launch(), profile=after)
+    metrics = dict((m['metric'], m) for m in result['comparison']['metrics'])
+    assert metrics['comm_share_pct']['before'] == 30.0 and metrics['comm_share_pct']['after'] == 8.0
+    assert metrics['comm_share_pct']['change_pp'] == -22.0 and metrics['comm_share_pct']['verdict'] == 'improved'
+    assert metrics['aicore_pct']['change_pp'] == 6.0 and metrics['aicore_pct']['verdict'] == 'improved'
+    # the shares never make the verdict: the step time did not move
+    assert result['comparison']['verdict'] == 'unchanged'
+    assert result['comparison']['profile']['layer'] == {'before': 'communication', 'after': 'host/IO'}
+    assert result['comparison']['profile']['shares']['free_share_pct'] == {'before': 4.0, 'after': 20.0, 'change_pp': 16.0}
+    line = [text for text in result['lines'] if text.startswith('where the time of a step goes')]
+    assert line == ['where the time of a step goes (profiler): computing 66 -> 72 %; communication not overlapped '
+                    '30 -> 8 %; free 4 -> 20 %; AI Core 66 -> 72 %; held back by communication -> host/IO']
+    # the profile's own findings after tuning are warnings of stage 9 on the node that ran it
+    record = store.read_record(str(tmp_path / RUN), RUN, 'node01', 9)[0]
+    assert any(f['check'] == 'profile_free_share' and f['severity'] == 'warn' for f in record['findings'])
+    assert read_json(result['report'])['after']['profile']['bottleneck']['layer'] == 'host/IO'
+
+
+def test_a_share_that_moved_the_wrong_way_is_a_warning_and_an_unreadable_profile_too(tmp_path):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import profile
+    kept = profile.profile_record({'steps': [_step(10.0, 4.0, 86.0)]}, 'node01')
+    result = compare(tmp_path, results=runs(), baseline=baseline(profile=kept), launch=launch(),
+                     profile={'steps': [_step(10.0, 20.0, 70.0)]})
+    warned = [f for f in result['comparison']['findings'] if f['check'] == 'profile_aicore_pct']
+    assert [f['severity'] for f in warned] == ['warn']
+    assert 'the AICore usage of a step moved from 86 % to 70 % (-16 points)' in warned[0]['msg']
+    result = compare(tmp_path, results=runs(), baseline=baseline(profile=kept), launch=launch(),
+                     profile={'failed': False, 'msg': 'no *_ascend_pt directory under /var/lib/npuops/profile'})
+    assert 'profile' not in result['comparison']
+    assert [f['msg'] for f in result['comparison']['findings'] if f['check'] == 'profile_read'] == [
+        'node01: the profiler output after tuning could not be read: no *_ascend_pt directory under /var/lib/npuops/profile']

@@ -121,13 +121,13 @@ def test_each_io_limit_is_a_finding_with_the_value_and_the_limit_as_given():
         errors=[{'msg': 'iostat printed no CPU line'}]), fio_min_mb_s=100)
     assert [(f['check'], f['value'], f['expected'], f['severity']) for f in found] == [
         ('shm_size', 512.0, 1024.0, 'fail'), ('shm_used', 100.0, 90.0, 'fail'), ('iowait', 20.5, 5.0, 'fail'),
-        ('wa', 19.5, 2.0, 'fail'), ('fio_read', 80.5, 100.0, 'warn'), ('io_info', None, None, 'warn')]
+        ('wa', 19.5, 2.0, 'fail'), ('fio_bw', 80.5, 100.0, 'warn'), ('io_info', None, None, 'warn')]
     assert [f['msg'] for f in found] == [
         'node01: /dev/shm is 512.0 MB, below the minimum of 1 GB (1024.0 MB)',
         'node01: /dev/shm is 100.0 % used (0.0 MB free), above the limit of 90 %',
         'node01: iowait 20.5 % (mean of 2 samples, max 22.0 %) is not under the limit of 5 %',
         'node01: vmstat wa 19.5 % (mean of 2 samples, max 21 %) is above the limit of 2 %',
-        'node01: fio sequential read 80.5 MB/s on /data/fio.test is below 100 MB/s',
+        'node01: fio read on /data/fio.test: aggregate bandwidth 80.5 MB/s is below the floor of 100 MB/s',
         'node01: iostat printed no CPU line']
     assert all(f['host'] == 'node01' and f['device'] is None for f in found)
     # the limits' text as the role's variables give them; the comparisons as numbers
@@ -176,3 +176,51 @@ def test_the_record_and_the_report_of_a_node():
     assert dataloader.shm_for_advice(io) == 1024.0
     assert dataloader.shm_for_advice(io_read(shm={'mounted': False, 'size_mb': 1024.0})) is None
     assert dataloader.shm_for_advice({}) is None
+
+
+# ---- stage 8: disks (iostat -x) and the fio job group ----------------------------------------------------------------
+
+def _decide(**kwargs):
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.dataloader import io_findings  # pylint: disable=import-outside-toplevel
+    return io_findings(**kwargs)
+
+
+def _io(devices=None, fio=None):
+    return {'shm': {'path': '/dev/shm', 'mounted': True, 'size_mb': 2048.0, 'used_pct': 1.0, 'free_mb': 2000.0},
+            'iostat': {'samples': 5, 'iowait_mean_pct': 0.3, 'iowait_max_pct': 0.4, 'devices': devices or []},
+            'vmstat': {'samples': 5, 'wa_mean_pct': 0.0, 'wa_max_pct': 0}, 'fio': fio or {'ran': False}}
+
+
+BUSY = {'device': 'nvme1n1', 'samples': 5, 'util_mean_pct': 99.2, 'util_max_pct': 99.6, 'await_mean_ms': 48.5,
+        'await_max_ms': 61.0, 'r_await_mean_ms': 48.5, 'w_await_mean_ms': 0.0, 'queue_mean': 15.8}
+CALM = {'device': 'sda', 'samples': 5, 'util_mean_pct': 3.0, 'util_max_pct': 4.0, 'await_mean_ms': 0.4,
+        'await_max_ms': 0.6, 'r_await_mean_ms': 0.3, 'w_await_mean_ms': 0.5, 'queue_mean': 0.01}
+
+
+def test_a_saturated_disk_is_two_warnings_naming_node_and_disk():
+    found = _decide(io=_io([CALM, BUSY]), host='node-03')
+    assert [(f['check'], f['value'], f['expected'], f['severity']) for f in found] == [
+        ('disk_util', 99.2, 95.0, 'warn'), ('disk_await', 48.5, 20.0, 'warn')]
+    assert found[0]['msg'].startswith('node-03: disk nvme1n1 is 99.2 % busy')
+    assert 'limit of 95 %' in found[0]['msg'] and 'max 99.6 %' in found[0]['msg']
+    assert 'disk nvme1n1: requests wait 48.5 ms' in found[1]['msg'] and 'limit of 20 ms' in found[1]['msg']
+
+
+def test_disk_limits_are_the_operators_and_zero_turns_them_off():
+    assert _decide(io=_io([BUSY]), host='n', disk_util_max_pct=0, disk_await_max_ms=0) == []
+    assert [f['check'] for f in _decide(io=_io([CALM]), host='n', disk_util_max_pct=2.5)] == ['disk_util']
+    # at the limit is a finding for %util (saturated), above it for await
+    edge = dict(CALM, util_mean_pct=95.0, await_mean_ms=20.0)
+    assert [f['check'] for f in _decide(io=_io([edge]), host='n')] == ['disk_util']
+
+
+def test_fio_floors_and_latency_limit():
+    fio = {'ran': True, 'file': '/data/npuops-fio.test', 'rw': 'read', 'numjobs': 4, 'iodepth': 16, 'block_size': '1M',
+           'ioengine': 'libaio', 'bw_mb_s': 850.0, 'iops': 810.7, 'lat_mean_ms': 78.9, 'clat_p99_ms': 160.4}
+    assert _decide(io=_io(fio=fio), host='n') == []          # floors 0: reported only
+    found = _decide(io=_io(fio=fio), host='n', fio_min_mb_s=2000, fio_min_iops=1000, fio_max_lat_ms=50)
+    assert [(f['check'], f['value'], f['expected']) for f in found] == [
+        ('fio_bw', 850.0, 2000.0), ('fio_iops', 810.7, 1000.0), ('fio_lat', 78.9, 50.0)]
+    assert found[0]['msg'] == ('n: fio read (4 jobs, iodepth 16, bs 1M, libaio) on /data/npuops-fio.test: aggregate '
+                               'bandwidth 850.0 MB/s is below the floor of 2000 MB/s')
+    assert '99th percentile completion 160.4 ms' in found[2]['msg']

@@ -1155,8 +1155,9 @@ def test_a_result_with_problems_or_without_file_settings_writes_nothing(result, 
 
 
 def test_the_file_is_loaded_in_sh_unless_a_dry_run_would_change_it():
-    assert hccl_env_module.load_args('/etc/profile.d/a b.sh') == {
-        'argv': ['sh', '-c', '. "$1" && env', 'sh', '/etc/profile.d/a b.sh']}
+    argv = hccl_env_module.load_args('/etc/profile.d/a b.sh')['argv']
+    assert argv[:2] == ['sh', '-c'] and argv[3:] == ['sh', '/etc/profile.d/a b.sh']
+    assert argv[2].startswith('. "$1" || exit $?; env; ')
     assert hccl_env_module.load_skipped(True, True) is True
     assert hccl_env_module.load_skipped(True, False) is False
     assert hccl_env_module.load_skipped(False, True) is False
@@ -1185,3 +1186,110 @@ def test_the_record_data_and_the_node_report():
     assert hccl_env_module.node_report(H, 'R1', result, False, found) == {
         'host': H, 'run': 'R1', 'path': FILE['path'], 'file': result['file'], 'changed': False, 'env': result['env'],
         'algo': result['algo'], 'advice': result['advice'], 'findings': found}
+
+
+# ---- the node read: HCCL_IF_IP on the NIC HCCL_SOCKET_IFNAME names, ASCEND_GLOBAL_LOG_LEVEL ---------------------------
+
+IP_FIXTURE = os.path.join(REPO, 'tests', 'unit', 'fixtures', 'hccl_env', 'ip_-d_-j_addr_netplan.txt')
+
+
+def _ip_text():
+    with open(IP_FIXTURE, encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _loaded(env_lines, ip_text, profile_lines=()):
+    """The load command's output as LOAD_SCRIPT prints it (the environment, the ip marker and ip's JSON, the profile
+    marker and grep's lines)."""
+    return '\n'.join(list(env_lines) + [hccl_env_module.IP_MARKER, ip_text or '', '', hccl_env_module.PROFILE_MARKER]
+                     + list(profile_lines)) + '\n'
+
+
+def test_ip_json_of_iproute2_is_read_per_interface():
+    interfaces = hccl_rules.interfaces_from_ip_json(_ip_text())
+    assert sorted(interfaces) == ['enp0s31f6', 'lo', 'tun0', 'wg0', 'wlan0', 'wwan0']
+    assert interfaces['enp0s31f6'][0] == '192.168.178.62' and interfaces['wwan0'] == []
+    assert interfaces['tun0'] == ['2001:dead:beef::2']
+    for text in ('', 'Object "addr" is unknown', '{}', '[1]', '[{"ifname": 3}]'):
+        assert hccl_rules.interfaces_from_ip_json(text) is None
+
+
+@pytest.mark.parametrize('value,ifname,selected', [
+    ('eth,enp', 'enp0s31f6', True), ('eth,enp', 'wlan0', False), ('=enp0s31f6', 'enp0s31f6', True),
+    ('=enp0', 'enp0s31f6', False), ('^eth,enp', 'enp0s31f6', False), ('^eth,enp', 'wlan0', True),
+    ('^=enp0s31f6', 'enp0s31f6', False), ('^=enp0', 'enp0s31f6', True)])
+def test_socket_ifname_selects_as_the_cann_reference_says(value, ifname, selected):
+    assert hccl_rules.socket_ifname_selects(value, ifname) is selected
+
+
+def test_if_ip_on_the_named_nic_passes():
+    assert hccl_env_module.if_ip_findings('n1', '192.168.178.62', 'enp', _ip_text()) == []
+    assert hccl_env_module.if_ip_findings('n1', '192.168.178.62', None, _ip_text()) == []
+    assert hccl_env_module.if_ip_findings('n1', '2001:dead:beef::2', '=tun0', _ip_text()) == []
+
+
+def test_if_ip_on_another_nic_names_node_address_and_both_nics():
+    found = hccl_env_module.if_ip_findings('node02', '192.168.178.142', '=enp0s31f6', _ip_text())
+    assert [(f['check'], f['value'], f['expected'], f['severity']) for f in found] == [
+        ('HCCL_IF_IP', 'wlan0', ['enp0s31f6'], 'warn')]
+    assert found[0]['msg'].startswith('node02: HCCL_IF_IP=192.168.178.142 is on wlan0, but HCCL_SOCKET_IFNAME=='
+                                      'enp0s31f6 selects enp0s31f6')
+    none = hccl_env_module.if_ip_findings('node02', '10.10.0.2', 'eth', _ip_text())
+    assert 'selects no interface of this node' in none[0]['msg'] and none[0]['value'] == 'wg0'
+
+
+def test_if_ip_on_no_interface_fails_and_a_missing_read_warns():
+    found = hccl_env_module.if_ip_findings('node03', '192.168.178.99', 'enp', _ip_text())
+    assert [(f['check'], f['severity']) for f in found] == [('HCCL_IF_IP', 'fail')]
+    assert 'HCCL_IF_IP=192.168.178.99 is on no interface of this node (interfaces: enp0s31f6, lo, tun0, wg0, wlan0, ' \
+           'wwan0)' in found[0]['msg']
+    assert hccl_env_module.if_ip_findings('node03', '127.0.44.3', 'enp', _ip_text(), allow_loopback=True) == []
+    assert hccl_env_module.if_ip_findings('node03', '127.0.44.3', 'enp', _ip_text())[0]['severity'] == 'fail'
+    missing = hccl_env_module.if_ip_findings('node03', '192.168.178.62', 'enp', None)
+    assert missing[0]['severity'] == 'warn' and 'iproute2 missing' in missing[0]['msg']
+
+
+def test_the_node_read_feeds_the_findings():
+    result = {'env': [['HCCL_IF_IP', '192.168.178.142'], ['HCCL_SOCKET_IFNAME', '=enp0s31f6']]}
+    loaded = _loaded(['HCCL_IF_IP=192.168.178.142', 'HCCL_SOCKET_IFNAME==enp0s31f6', 'ASCEND_GLOBAL_LOG_LEVEL=1'],
+                     _ip_text(), ['/etc/profile.d/ascend-debug.sh:export ASCEND_GLOBAL_LOG_LEVEL=0',
+                                  '/etc/profile.d/ok.sh:ASCEND_GLOBAL_LOG_LEVEL="3"',
+                                  '/etc/profile.d/x.sh:export ASCEND_SLOG_PRINT_TO_STDOUT=1'])
+    found = hccl_env_module.hccl_env_findings(result, 'node04', loaded)
+    assert [(f['check'], f['value'], f['severity']) for f in found] == [
+        ('HCCL_IF_IP', 'wlan0', 'warn'), ('ASCEND_GLOBAL_LOG_LEVEL', 1, 'warn'), ('ASCEND_GLOBAL_LOG_LEVEL', 0, 'warn')]
+    assert found[1]['msg'].startswith('node04: ASCEND_GLOBAL_LOG_LEVEL=1 (INFO) in the environment after loading the HCCL '
+                                      'env file: below 3 (ERROR)')
+    assert 'ASCEND_GLOBAL_LOG_LEVEL=0 (DEBUG) in /etc/profile.d/ascend-debug.sh' in found[2]['msg']
+    assert 'envref_07_0122' in found[2]['msg']
+    # the operator's minimum: 0 turns the check off, 1 keeps only DEBUG
+    assert [f['value'] for f in hccl_env_module.hccl_env_findings(result, 'n', loaded, log_level_min=1)
+            if f['check'] == 'ASCEND_GLOBAL_LOG_LEVEL'] == [0]
+    assert all(f['check'] != 'ASCEND_GLOBAL_LOG_LEVEL'
+               for f in hccl_env_module.hccl_env_findings(result, 'n', loaded, log_level_min=0))
+
+
+def test_an_old_style_load_output_has_no_node_read():
+    result = {'env': [['HCCL_IF_IP', '10.1.1.1']]}
+    assert hccl_env_module.hccl_env_findings(result, 'n', 'HCCL_IF_IP=10.1.1.1\n') == []
+
+
+def test_the_load_script_runs_in_sh_and_splits(tmp_path):
+    import subprocess  # pylint: disable=import-outside-toplevel
+    env_file = tmp_path / 'npuops-hccl.sh'
+    env_file.write_text('export HCCL_IF_IP=192.168.178.62\nexport HCCL_SOCKET_IFNAME=enp\n')
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    fake_ip = bin_dir / 'ip'
+    fake_ip.write_text('#!/bin/sh\n[ "$1 $2 $3" = "-j addr show" ] || exit 1\ncat %s\n' % IP_FIXTURE)
+    fake_ip.chmod(0o755)
+    argv = hccl_env_module.load_args(str(env_file))['argv']
+    done = subprocess.run(argv, env={'PATH': '%s:/usr/bin:/bin' % bin_dir}, capture_output=True, text=True, check=True,
+                          timeout=30)
+    env_text, ip_text, profile = hccl_env_module.split_loaded(done.stdout)
+    assert 'HCCL_IF_IP=192.168.178.62' in env_text.splitlines() and hccl_env_module.IP_MARKER not in env_text
+    assert hccl_rules.interfaces_from_ip_json(ip_text)['enp0s31f6'][0] == '192.168.178.62'
+    assert all(':' in line for line in profile)
+    failed = subprocess.run(hccl_env_module.load_args(str(tmp_path / 'missing.sh'))['argv'], capture_output=True,
+                            text=True, check=False, timeout=30)
+    assert failed.returncode != 0 and hccl_env_module.IP_MARKER not in failed.stdout

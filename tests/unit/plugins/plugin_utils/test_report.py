@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils import report
+from ansible_collections.npuops.ascend.plugins.plugin_utils import profile, report
+from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import scaling_ladder
 from ansible_collections.npuops.ascend.plugins.plugin_utils.regression import launch_check, regression_compare
 # the launches of stage 1 and stage 9 and their measurements, as the regression tests make them
 from ansible_collections.npuops.ascend.tests.unit.plugins.plugin_utils.test_regression import BASELINE, MEASURED, _launches
@@ -59,7 +60,9 @@ def test_model_of_a_partial_run():
     assert health['os'] == 'Debian 12 6.1'
     assert health['cells']['ports']['status'] == 'fail' and health['cells']['host']['status'] == 'warn'
     assert health['cells']['npus']['status'] == 'ok'
-    assert model['bandwidth'] == {'intra_ran': False, 'intra': [], 'cross_ran': False, 'cross': None}
+    assert model['bandwidth'] == {'intra_ran': False, 'intra': [], 'cross_ran': False, 'cross': None,
+                                  'scaling': {'ran': False}}
+    assert model['profile'] == {'ran': False}
     assert not model['versions']['ran'] and not model['switch']['ran']
 
 
@@ -76,7 +79,9 @@ def test_nothing_ran():
     page = report.run_report_html(model)
     text = report.run_report_markdown(model)
     assert 'Not run: no summary.json' in page and 'Not run: no summary.json' in text
-    assert page.count('Not run.') == 6 and text.count('Not run.') == 6
+    assert page.count('Not run.') == 7 and text.count('Not run.') == 7
+    assert page.count('Not measured.') == 1 and text.count('Not measured.') == 1
+    assert '### Scaling ladder (stage 4)\n\nNot run.' in text and '## Where the time goes (stage 1)\n\nNot measured.' in text
     assert '<svg' not in page
 
 
@@ -175,3 +180,117 @@ def test_the_report_shows_what_each_tuning_stage_bought():
     assert 'id="stage-steps"' in page and '<td class="regressed">worse</td>' in page
     # a run that measured no stage on its own has no such section
     assert 'What each stage bought' not in report.run_report_markdown(report.run_report(sources()))
+
+
+# ---- the scaling ladder of stage 4 (pod/stage4.json data.scaling) ----------------------------------------------------
+
+def _ladder():
+    """The verdict of bench.scaling_ladder as stage_roce keeps it: the 2-node rung drops below 70 %, the 4-node rung
+    did not measure, the PoD rung is 92.9 % of the one-node rung and 86.7 % of stage 3's intra-node figure."""
+    hosts = ['node0%d' % i for i in range(1, 9)]
+    return scaling_ladder([{'nodes': 1, 'hosts': hosts[:1], 'busbw_gb_s': 140.0},
+                           {'nodes': 2, 'hosts': hosts[:2], 'busbw_gb_s': 84.0},
+                           {'nodes': 4, 'hosts': hosts[:4], 'busbw_gb_s': None, 'msg': 'hccl_test failed'},
+                           {'nodes': 8, 'hosts': hosts, 'busbw_gb_s': 130.0}],
+                          {'intra_gb_s': 150.0, 'intra_from': 'stage 3'})
+
+
+def pod_record(scaling):
+    return {'schema': 'npuops.ascend/pod-record', 'version': 1, 'run': 'R2', 'stage': 4, 'role': 'roce_lossless',
+            'findings': scaling.get('findings', []), 'data': {'bench': {}, 'scaling': scaling}}
+
+
+def test_the_report_shows_the_scaling_ladder_of_stage_4():
+    data = sources()
+    data['pod/stage4.json'] = pod_record(_ladder())
+    model = report.run_report(data)
+    sc = model['bandwidth']['scaling']
+    assert sc['ran'] and not sc['skipped']
+    assert [(r['nodes'], r['busbw_gb_s'], r['efficiency_pct'], r['pct_of_intra'], r['status']) for r in sc['rungs']] == [
+        (1, 140.0, 100.0, None, 'base'), (2, 84.0, 60.0, 56.0, 'fail'), (4, None, None, None, 'not measured'),
+        (8, 130.0, 92.9, 86.7, 'ok')]
+    assert sc['rungs'][1]['hosts'] == 'node01, node02' and sc['rungs'][3]['hosts'] == 'node01, node02 ... node08'
+    assert (sc['one_node_gb_s'], sc['intra_gb_s'], sc['intra_from'], sc['min_pct'], sc['intra_min_pct']) == (
+        140.0, 150.0, 'stage 3', 70.0, 85.0)
+    assert len(sc['findings']) == 2 and sc['findings'][0].startswith('node01: the AllReduce over 2 nodes')
+    text = report.run_report_markdown(model)
+    section = text.split('### Scaling ladder (stage 4)', 1)[1].split('## Before / after', 1)[0]
+    assert '| nodes | hosts | busbw (GB/s) | efficiency % | % of intra-node | result |' in section
+    assert '| 2 | node01, node02 | 84 | 60 | 56 | fail |' in section
+    assert '| 4 | node01, node02, node03, node04 | - | - | - | not measured |' in section
+    assert '| 8 | node01, node02 ... node08 | 130 | 92.9 | 86.7 | ok |' in section
+    assert 'one-node rung (140 GB/s), a cross-node rung at least 70 % (roce_lossless_scaling_min_pct' in section
+    assert 'intra-node figure 150 GB/s (stage 3), at least 85 % (roce_lossless_crossnode_min_pct_of_intra' in section
+    assert '- node02: the AllReduce over 2 nodes (node01, node02) reaches 84 GB/s, 60 %' in section
+    assert '- 4 node(s) not measured: hccl_test failed' in section
+    page = report.run_report_html(model)
+    part = page.split('<h3>Scaling ladder (stage 4)</h3>', 1)[1].split('id="regression"', 1)[0]
+    assert '<table id="scaling-ladder">' in part
+    assert ('<tr><td class="num">2</td><td>node01, node02</td><td class="num">84</td><td class="num">60</td>'
+            '<td class="num">56</td><td class="fail">fail</td></tr>') in part
+    assert '<td class="notrun">not measured</td>' in part and '<td class="ok">ok</td>' in part
+    assert '<li>node01: the AllReduce over 2 nodes' in part
+    assert '<li>4 node(s) not measured: hccl_test failed</li>' in part
+
+
+def test_the_scaling_ladder_that_did_not_measure_says_why():
+    data = {'pod/stage4.json': pod_record({'skipped': True, 'rungs': [], 'findings': [],
+                                           'msg': 'the ladder does not run in check mode'})}
+    model = report.run_report(data, 'R2')
+    assert model['bandwidth']['scaling']['skipped'] and model['bandwidth']['scaling']['rungs'] == []
+    assert 'Not measured: the ladder does not run in check mode' in report.run_report_markdown(model)
+    assert '<p class="notrun">Not measured: the ladder does not run in check mode</p>' in report.run_report_html(model)
+    # a PoD record of stage 4 without a ladder (roce_lossless_scaling_ladder false): not run
+    model = report.run_report({'pod/stage4.json': {'data': {'bench': {'after': {}}}}}, 'R2')
+    assert model['bandwidth']['scaling'] == {'ran': False}
+    assert '### Scaling ladder (stage 4)\n\nNot run.' in report.run_report_markdown(model)
+
+
+# ---- where the time goes (stage 1, baseline.json profile) ------------------------------------------------------------
+
+def _step(comm, free, util, device=3):
+    return {'rank': 0, 'device_id': device, 'step': '10', 'step_time_us': 1200000.0,
+            'comm_not_overlapped_us': 12000.0 * comm, 'compute_share_pct': 100.0 - comm - free, 'comm_share_pct': comm,
+            'free_share_pct': free, 'aicore_util_pct': util, 'aicore_from': 'kernel_details'}
+
+
+def test_the_report_shows_where_the_time_of_a_step_goes():
+    kept = profile.profile_record({'steps': [_step(22.0, 4.0, 70.0), _step(20.0, 6.0, 74.0, device=4)]}, 'node01')
+    data = sources()
+    data['stage1-baseline/baseline.json'] = {'measured': True, 'mean_ms': 1200.0, 'profile': kept}
+    model = report.run_report(data)
+    prof = model['profile']
+    assert prof['ran'] and prof['host'] == 'node01' and prof['step_ms'] == 1200.0 and prof['layer'] == 'communication'
+    assert [(r['value'], r['limit'], r['status']) for r in prof['rows']] == [
+        (74.0, '-', '-'), (21.0, '<= 15', 'warn'), (5.0, '<= 10', 'ok'), (72.0, '>= 80', 'warn')]
+    assert prof['msg'].startswith('communication holds the job back: step 1200.0 ms')
+    assert len(prof['findings']) == 4   # communication and AI Core, on each of the two ranks
+    text = report.run_report_markdown(model)
+    section = text.split('## Where the time goes (stage 1)', 1)[1].split('## Bus bandwidth', 1)[0]
+    assert 'the benchmark on node01 (step 1200 ms)' in section
+    assert ("| communication not overlapped (% of the step) | 21 | &lt;= 15 | warn | baseline_profile_comm_max_pct; the "
+            "method's 10-15 % communication share of a step |") in section
+    assert '| AI Core utilisation (%) | 72 | &gt;= 80 | warn | baseline_profile_aicore_min_pct; the method' in section
+    assert '| computing (% of the step) | 74 | - | - | - |' in section
+    assert 'Bottleneck: **communication**: communication holds the job back' in section
+    assert '- node01 NPU 3: rank 0 step 10: communication not overlapped by computing takes 22.0 %' in section
+    page = report.run_report_html(model)
+    part = page.split('id="profile"', 1)[1].split('id="busbw"', 1)[0]
+    assert '<table id="profile-split">' in part
+    assert '<td>free: host, data loading, launch (% of the step)</td><td class="num">5</td><td>&lt;= 10</td>' \
+           '<td class="ok">ok</td>' in part
+    assert 'Bottleneck: <b>communication</b>' in part
+
+
+def test_a_profile_that_could_not_be_read_is_not_measured():
+    kept = {'host': 'node01', 'error': 'no ASCEND_PROFILER_OUTPUT under /data/prof', 'steps': [], 'summary': {},
+            'bottleneck': None, 'findings': [{'msg': 'node01: the profiler output could not be read: no output'}]}
+    model = report.run_report({'stage1-baseline/baseline.json': {'measured': True, 'profile': kept}}, 'R2')
+    assert model['profile']['ran'] and model['profile']['layer'] is None
+    text = report.run_report_markdown(model)
+    assert 'Not measured on node01: no ASCEND_PROFILER_OUTPUT under /data/prof' in text
+    assert '- node01: the profiler output could not be read: no output' in text
+    assert '<p class="notrun">Not measured on node01: no ASCEND_PROFILER_OUTPUT' in report.run_report_html(model)
+    # a baseline measured without baseline_profile_dir: not measured
+    model = report.run_report({'stage1-baseline/baseline.json': {'measured': True, 'profile': None}}, 'R2')
+    assert model['profile'] == {'ran': False}
