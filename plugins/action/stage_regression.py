@@ -58,6 +58,9 @@ ARGUMENT_SPEC = dict(
     active=dict(type='list', elements='str'),
     report=dict(type='bool', default=True),
     profile=dict(type='dict'),
+    scaling_results=dict(type='list', elements='dict', default=[]),
+    scaling_hosts=dict(type='list', elements='str', default=[]),
+    scaling_min_pct=dict(type='raw', default=regression.SCALING_MIN_PCT),
     profile_comm_max_pct=dict(type='raw', default=15.0),
     profile_aicore_min_pct=dict(type='raw', default=80.0),
     profile_free_max_pct=dict(type='raw', default=10.0),
@@ -184,8 +187,15 @@ class ActionModule(StageAction):
                     comparison['profile'] = profile.compare(before_profile, kept)
             elif kept is not None:
                 comparison['findings'] += kept['findings']
+            if args['scaling_results']:
+                comparison['scaling'] = regression.training_ladder(
+                    args['scaling_results'], pod=args['scaling_hosts'], host=args['host'], warmup=args['warmup'], min_steps=args['min_steps'],
+                    seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
+                    min_pct=float(args['scaling_min_pct']))
+                comparison['findings'] += comparison['scaling']['findings']
             lines = regression.regression_lines(comparison, args['baseline_path'])
             lines += regression.profile_lines(comparison.get('profile'))
+            lines += regression.training_ladder_lines(comparison.get('scaling'))
             measures, problems = store.read_measures(args['run_dir'], run_id)
             steps = regression.stage_steps(baseline, measures, host=args['host'], after=measurement,
                                            improvement_pct=pct['improvement_pct'], tolerance_pct=pct['tolerance_pct'])

@@ -125,6 +125,26 @@ options:
     description: The largest share of a step, percent, the NPU may be free (neither computing nor communicating).
     type: raw
     default: 10.0
+  scaling_results:
+    description:
+      - For O(step=compare), the results of the looped task that ran the training benchmark once on each rung of nodes
+        (C(regression_scaling_command)), each with C(item) the rung's node count (the first nodes of
+        O(scaling_hosts)). Each rung is measured as stage 1
+        measures a run; its scaling efficiency is its TFLOP/s per NPU over the one-node rung's (the step time ratio
+        when the log prints no TFLOP/s), in C(comparison.scaling); the first rung below O(scaling_min_pct) is a
+        failure naming the nodes it adds.
+    type: list
+    elements: dict
+    default: []
+  scaling_hosts:
+    description: The nodes of the run in order; a rung of n nodes ran on the first n.
+    type: list
+    elements: str
+    default: []
+  scaling_min_pct:
+    description: The least scaling efficiency of a rung, percent (the method - below 70 % at two nodes is the communication gap).
+    type: raw
+    default: 70.0
   active:
     description: The nodes recorded; default C(ansible_play_hosts).
     type: list

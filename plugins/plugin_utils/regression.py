@@ -349,3 +349,91 @@ def stage_step_lines(steps):
         out.append('%s: %s against %s (%s; spread %s %%)' % (what, row['verdict'], row['against'], moved,
                                                              figure(row.get('spread_pct'), 3)))
     return out
+
+
+# ---- the training benchmark on 1, 2, ... nodes (regression_scaling_command) ----------------------------------------
+
+SCALING_MIN_PCT = 70.0     # the method: 2 x 8 NPUs falling below 70 % of linear is the communication gap (§一)
+
+
+def training_ladder(results, pod=None, host=None, warmup=10, min_steps=1, seq_length=None, min_pct=SCALING_MIN_PCT):
+    """The training benchmark run once on each rung of nodes (the results of the looped command task, each with
+    ``item`` the rung's node count, run on the first nodes of ``pod``): per rung the mean step time and TFLOP/s per NPU, and the scaling efficiency
+    against the one-node rung - TFLOP/s per NPU at n nodes over TFLOP/s per NPU on one node when the log prints it,
+    else the one-node step time over the step time at n nodes (the per-NPU batch fixed, as a data-parallel job grows).
+
+    Returns ``{rungs: [{nodes, hosts, measured, reason, mean_ms, tflops_per_npu, tokens_per_s, efficiency_pct, by}],
+    min_pct, findings}``; the first rung below ``min_pct`` is a failure naming the nodes it adds to the rung before.
+    """
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import bench  # pylint: disable=import-outside-toplevel
+    name = 'training_ladder'
+    if not is_number(min_pct) or not 0 < min_pct <= 100:
+        raise AnsibleFilterError('%s: min_pct must be a number above 0 and at most 100, got %r' % (name, min_pct))
+    if results is not None and not isinstance(results, (list, tuple)):
+        raise AnsibleFilterError('%s expects the results of the looped command task, got %s' % (name, type(results).__name__))
+    host = host or 'this node'
+    out = {'rungs': [], 'min_pct': min_pct, 'findings': []}
+    for result in results or []:
+        if not isinstance(result, Mapping) or result.get('skipped'):
+            continue
+        try:
+            nodes = int(result.get('item'))
+        except (TypeError, ValueError):
+            continue
+        hosts = [str(h) for h in (pod or [])[:nodes]]
+        measured = bench.baseline_measure([dict(result, regression_run=nodes)], host=host, warmup=warmup,
+                                          min_steps=min_steps, seq_length=seq_length)
+        rung = {'nodes': nodes, 'hosts': hosts, 'measured': bool(measured.get('measured')), 'reason': measured.get('reason'),
+                'mean_ms': measured.get('mean_ms'), 'tflops_per_npu': measured.get('tflops_per_npu'),
+                'tokens_per_s': measured.get('tokens_per_s'), 'efficiency_pct': None, 'by': None}
+        if not rung['measured']:
+            texts = [f.get('msg') for f in measured.get('findings') or [] if isinstance(f, Mapping)]
+            rung['reason'] = texts[0] if texts else rung['reason']
+        out['rungs'].append(rung)
+    out['rungs'].sort(key=lambda r: r['nodes'] if isinstance(r['nodes'], int) else 0)
+    base = next((r for r in out['rungs'] if r['nodes'] == 1 and r['measured']), None)
+    if base is None:
+        if out['rungs']:
+            out['reason'] = 'the one-node rung did not measure: no efficiency'
+        return out
+    for rung in out['rungs']:
+        if not rung['measured']:
+            continue
+        if is_number(base['tflops_per_npu']) and is_number(rung['tflops_per_npu']) and base['tflops_per_npu'] > 0:
+            rung['efficiency_pct'] = round(rung['tflops_per_npu'] / base['tflops_per_npu'] * 100.0, 1)
+            rung['by'] = 'TFLOP/s per NPU'
+        elif is_number(base['mean_ms']) and is_number(rung['mean_ms']) and rung['mean_ms'] > 0:
+            rung['efficiency_pct'] = round(base['mean_ms'] / rung['mean_ms'] * 100.0, 1)
+            rung['by'] = 'step time (per-NPU batch fixed)'
+    previous = []
+    for rung in out['rungs']:
+        if rung['efficiency_pct'] is not None and rung['nodes'] > 1 and rung['efficiency_pct'] < min_pct:
+            added = [h for h in rung['hosts'] if h not in previous] or rung['hosts']
+            ladder = ', '.join('%s node%s %s %%' % (r['nodes'], '' if r['nodes'] == 1 else 's', figure(r['efficiency_pct']))
+                               for r in out['rungs'] if r['efficiency_pct'] is not None)
+            for node in added:
+                out['findings'].append({
+                    'host': node, 'device': None, 'check': 'training_scaling', 'value': rung['efficiency_pct'],
+                    'expected': '>= %s %%' % figure(min_pct), 'severity': FAIL,
+                    'msg': '%s: the training benchmark over %d nodes (%s) runs at %s %% of one node per NPU (%s, by %s), '
+                           'below the %s %% the method calls the communication gap of a PoD (regression_scaling_min_pct); '
+                           'this rung adds %s: check its NPU ports (stage 4) and HCCL settings (stage 5)'
+                           % (node, rung['nodes'], ', '.join(rung['hosts']), figure(rung['efficiency_pct']), ladder,
+                              rung['by'], figure(min_pct), ', '.join(added))})
+            break
+        if rung['measured']:
+            previous = rung['hosts']
+    return out
+
+
+def training_ladder_lines(ladder):
+    """One line for the training ladder, for the play's output ([] when it did not run)."""
+    rungs = (ladder or {}).get('rungs') or []
+    if not rungs:
+        return []
+    parts = ['%s node%s %s' % (r['nodes'], '' if r['nodes'] == 1 else 's',
+                               ('%s %%' % figure(r['efficiency_pct'])) if r['efficiency_pct'] is not None
+                               else ('%s ms' % figure(r['mean_ms']) if r['measured'] else 'not measured'))
+             for r in rungs]
+    return ['training benchmark scaling (efficiency per NPU against one node, at least %s %%): %s'
+            % (figure(ladder.get('min_pct')), ', '.join(parts))]

@@ -285,7 +285,30 @@ def _regression(sources):
             'verdict': comparison.get('verdict') or NOT_RUN, 'metrics': list(comparison.get('metrics') or []),
             'improvement_pct': data.get('improvement_pct'), 'tolerance_pct': data.get('tolerance_pct'),
             'findings': [str(_mapping(f).get('msg')) for f in comparison.get('findings') or []],
-            'chart': _chart(comparison), 'steps': _steps(data)}
+            'chart': _chart(comparison), 'steps': _steps(data), 'ladder': _training_ladder(comparison)}
+
+
+def _training_ladder(comparison):
+    """The training benchmark on 1, 2, ... nodes (regression_scaling_command): one row per rung."""
+    ladder = _mapping(comparison.get('scaling'))
+    rows = []
+    for rung in ladder.get('rungs') or []:
+        rung = _mapping(rung)
+        hosts = list(rung.get('hosts') or [])
+        shown = ', '.join(hosts) if len(hosts) <= 3 else '%s, %s ... %s' % (hosts[0], hosts[1], hosts[-1])
+        rows.append({'nodes': rung.get('nodes'), 'hosts': shown, 'step_ms': rung.get('mean_ms'),
+                     'tflops_per_npu': rung.get('tflops_per_npu'), 'efficiency_pct': rung.get('efficiency_pct'),
+                     'status': ('not measured' if not rung.get('measured') else
+                                'fail' if (rung.get('efficiency_pct') is not None and rung.get('nodes', 1) > 1
+                                           and rung['efficiency_pct'] < (ladder.get('min_pct') or 0)) else 'ok')})
+    return {'rows': rows, 'min_pct': ladder.get('min_pct')}
+
+
+LADDER_HEADER = ['nodes', 'hosts', 'step time (ms)', 'TFLOP/s per NPU', 'efficiency %', 'result']
+
+
+def _ladder_cells(row):
+    return [row['nodes'], row['hosts'], row['step_ms'], row['tflops_per_npu'], row['efficiency_pct'], row['status']]
 
 
 def _steps(data):
@@ -443,6 +466,11 @@ def run_report_markdown(model):
                          [[_metric_name(m), m['before'], m['after'],
                            signed(m['change_pct']) if m['change_pct'] is not None else '-', m['verdict']]
                           for m in reg['metrics']])
+    if reg['ran'] and reg['ladder']['rows']:
+        out += ['', '### Training benchmark on 1, 2, ... nodes', '',
+                'Scaling efficiency per NPU against one node; below %s %% is the communication gap the method names.'
+                % _md(reg['ladder']['min_pct']), '']
+        out += _md_table(LADDER_HEADER, [_ladder_cells(r) for r in reg['ladder']['rows']])
     if reg['ran'] and reg['steps']:
         out += ['', '### What each stage bought', '',
                 'The benchmark measured right after each tuning stage (npuops_measure_each_stage), each against the '
@@ -636,6 +664,12 @@ def run_report_html(model):
                              (m['verdict'], _status_class(m['verdict']))] for m in reg['metrics']], 'regression-table')
         if reg['chart']:
             out += _svg_chart(reg['chart'])
+    if reg['ran'] and reg['ladder']['rows']:
+        out.append('<h3>Training benchmark on 1, 2, ... nodes</h3>')
+        out.append('<p class="meta">Scaling efficiency per NPU against one node; below %s %% is the communication gap '
+                   'the method names.</p>' % _e(reg['ladder']['min_pct']))
+        out += _html_table(LADDER_HEADER, [_ladder_cells(r)[:-1] + [(r['status'], _status_class(r['status']))]
+                                           for r in reg['ladder']['rows']], 'training-ladder')
     if reg['ran'] and reg['steps']:
         out.append('<h3>What each stage bought</h3>')
         out.append('<p class="meta">The benchmark measured right after each tuning stage (npuops_measure_each_stage), '

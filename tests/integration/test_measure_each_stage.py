@@ -103,3 +103,23 @@ def test_a_job_bound_to_a_far_numa_node_shows_in_stage_9s_split_of_the_step(pod,
     assert "where the time of a step goes (profiler): " in out and "held back by " in out
     baseline = _load(os.path.join(run_dir, "stage1-baseline", "baseline.json"))
     assert baseline["profile"]["bottleneck"]["layer"] in ("compute", "communication"), baseline["profile"]["bottleneck"]
+
+
+def test_the_training_benchmark_ladder_names_the_node_that_breaks_the_scaling(pod, measured_run):
+    """regression_scaling_command runs the training job on 1 node, then on both: with one slow port on node02 (a
+    tenth of its speed) the two-node rung falls below 70 % of one node per NPU and stage 9 names node02."""
+    pod.node("node02", "/usr/local/sbin/npu-sim", "fault", "set", "slow-port", "--device", "3", "--value", "0.1")
+    try:
+        rc, out = pod.playbook("site.yml", {"regression_scaling_command": "/usr/local/sbin/npu-sim train --steps 30 --nodes {nodes}",
+                                            "npuops_run_id": "ladder"}, ["--tags", "stage9"])
+    finally:
+        pod.node("node02", "/usr/local/sbin/npu-sim", "fault", "clear", "slow-port")
+    report = _load(os.path.join(pod.reports, "ladder", "stage9-regression", "regression.json"))
+    ladder = report["comparison"]["scaling"]
+    assert [(r["nodes"], r["hosts"]) for r in ladder["rungs"]] == [(1, ["node01"]), (2, ["node01", "node02"])], ladder
+    assert ladder["rungs"][0]["efficiency_pct"] == 100.0 and ladder["rungs"][1]["efficiency_pct"] < 70, ladder
+    assert rc == 2 and "node02: the training benchmark over 2 nodes (node01, node02) runs at " in out, out[-3000:]
+    assert "training benchmark scaling (efficiency per NPU against one node, at least 70 %): 1 node 100 %, 2 nodes " in out
+    summary = _load(os.path.join(pod.reports, "ladder", "summary.json"))
+    assert summary["nodes"]["node02"]["stage9"]["status"] == "failed"
+    assert any("training benchmark over 2 nodes" in text for text in summary["nodes"]["node02"]["stage9"]["failures"])

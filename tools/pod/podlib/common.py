@@ -55,6 +55,7 @@ SHM_PID_FILE = "namespace.pid"
 HOST_FILE_MOUNTS = (
     ("/proc/meminfo", "files/host/proc/meminfo"),
     ("/proc/sys/vm/swappiness", "files/host/proc/sys/vm/swappiness"),
+    ("/proc/sys/kernel/osrelease", "files/host/proc/sys/kernel/osrelease"),
     ("/sys/kernel/mm/transparent_hugepage/enabled", "files/host/sys/kernel/mm/transparent_hugepage/enabled"),
 )
 STATE_KEYS = {"latency_ms": "settings.latency_ms", "flap_seconds": "settings.flap_seconds"}

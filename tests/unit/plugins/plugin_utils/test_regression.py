@@ -247,3 +247,53 @@ def test_stage_steps_refuses_bad_input(kwargs, text):
     args = dict({'baseline': _m(1000.0), 'measures': []}, **kwargs)
     with pytest.raises(AnsibleFilterError, match=text):
         regression.stage_steps(**args)
+
+
+# ---- training_ladder: the training benchmark on 1, 2, ... nodes -----------------------------------------------------
+
+def _log(step_ms, tflops, steps=14):
+    lines = []
+    for index in range(1, steps + 1):
+        lines.append(' [2026-12-05 10:00:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): '
+                     '%.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 1.000000E-05 | global batch size: '
+                     '64 | lm loss: 1.000000E+00 | loss scale: 1.0 | grad norm: 1.000 | number of skipped iterations: 0 | '
+                     'number of nan iterations: 0 |' % (index % 60, index, steps, index * 64, step_ms, tflops))
+    return '\n'.join(lines)
+
+
+def _rung(nodes, step_ms, tflops, rc=0):
+    return {'item': nodes, 'rc': rc, 'stdout': _log(step_ms, tflops) if rc == 0 else '', 'stderr': 'boom' if rc else ''}
+
+
+POD = ['node01', 'node02', 'node03', 'node04']
+
+
+def test_training_ladder_efficiency_per_npu_and_the_first_rung_below_the_limit():
+    ladder = regression.training_ladder([_rung(4, 1600.0, 60.0), _rung(1, 900.0, 100.0), _rung(2, 1000.0, 90.0)],
+                                        pod=POD, host='node01', warmup=2, min_steps=1)
+    assert [(r['nodes'], r['efficiency_pct'], r['by']) for r in ladder['rungs']] == [
+        (1, 100.0, 'TFLOP/s per NPU'), (2, 90.0, 'TFLOP/s per NPU'), (4, 60.0, 'TFLOP/s per NPU')]
+    assert ladder['rungs'][2]['hosts'] == POD
+    # the 4-node rung falls below 70 %: the nodes it adds to the 2-node rung are named
+    assert [(f['host'], f['severity'], f['value']) for f in ladder['findings']] == [('node03', 'fail', 60.0), ('node04', 'fail', 60.0)]
+    assert ladder['findings'][0]['msg'].startswith('node03: the training benchmark over 4 nodes (node01, node02, node03, node04) '
+                                                   'runs at 60 % of one node per NPU (1 node 100 %, 2 nodes 90 %, 4 nodes 60 %')
+    assert regression.training_ladder_lines(ladder) == [
+        'training benchmark scaling (efficiency per NPU against one node, at least 70 %): 1 node 100 %, 2 nodes 90 %, 4 nodes 60 %']
+
+
+def test_training_ladder_by_step_time_without_tflops_and_a_failed_rung():
+    rungs = [_rung(1, 900.0, 0.0), _rung(2, 1800.0, 0.0), _rung(4, 0, 0, rc=1)]
+    for rung in rungs[:2]:
+        rung['stdout'] = rung['stdout'].replace(' throughput per GPU (TFLOP/s/GPU): 0.0 |', '')
+    ladder = regression.training_ladder(rungs, pod=POD, warmup=2)
+    assert [(r['nodes'], r['efficiency_pct'], r['measured']) for r in ladder['rungs']] == [(1, 100.0, True), (2, 50.0, True),
+                                                                                          (4, None, False)]
+    assert ladder['rungs'][1]['by'] == 'step time (per-NPU batch fixed)'
+    assert 'the benchmark command failed (rc=1)' in ladder['rungs'][2]['reason']
+    assert [f['host'] for f in ladder['findings']] == ['node02']
+    # no one-node figure: no efficiency, no finding
+    ladder = regression.training_ladder([_rung(2, 1000.0, 90.0)], pod=POD)
+    assert ladder['findings'] == [] and ladder['reason'] == 'the one-node rung did not measure: no efficiency'
+    with pytest.raises(AnsibleFilterError, match='min_pct must be a number above 0'):
+        regression.training_ladder([], min_pct=0)

@@ -294,3 +294,22 @@ def test_a_profile_that_could_not_be_read_is_not_measured():
     # a baseline measured without baseline_profile_dir: not measured
     model = report.run_report({'stage1-baseline/baseline.json': {'measured': True, 'profile': None}}, 'R2')
     assert model['profile'] == {'ran': False}
+
+
+def test_the_report_shows_the_training_ladder_of_stage_9():
+    data = sources()
+    data['stage9-regression/regression.json']['comparison'] = dict(
+        data['stage9-regression/regression.json']['comparison'],
+        scaling={'min_pct': 70.0, 'rungs': [
+            {'nodes': 1, 'hosts': ['node01'], 'measured': True, 'mean_ms': 900.0, 'tflops_per_npu': 100.0, 'efficiency_pct': 100.0},
+            {'nodes': 4, 'hosts': ['node01', 'node02', 'node03', 'node04'], 'measured': True, 'mean_ms': 1500.0,
+             'tflops_per_npu': 60.0, 'efficiency_pct': 60.0}]})
+    model = report.run_report(data)
+    rows = model['regression']['ladder']['rows']
+    assert [(r['nodes'], r['status']) for r in rows] == [(1, 'ok'), (4, 'fail')]
+    assert rows[1]['hosts'] == 'node01, node02 ... node04'
+    text = report.run_report_markdown(model)
+    assert '### Training benchmark on 1, 2, ... nodes' in text
+    assert '| 4 | node01, node02 ... node04 | 1500 | 60 | 60 | fail |' in text
+    assert 'id="training-ladder"' in report.run_report_html(model)
+    assert 'Training benchmark on 1, 2' not in report.run_report_markdown(report.run_report(sources()))
