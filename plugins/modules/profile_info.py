@@ -165,8 +165,8 @@ def read_text(path, max_bytes):
     if not stat.S_ISREG(info.st_mode):
         raise ReadError('%s is not a regular file (a link or another kind of file is not followed)' % path)
     if info.st_size > max_bytes:
-        raise ReadError('%s has %d MB, more than max_file_mb %d: left out' % (path, info.st_size // 2 ** 20,
-                                                                             max_bytes // 2 ** 20))
+        sizes = (path, info.st_size // 2 ** 20, max_bytes // 2 ** 20)
+        raise ReadError('%s has %d MB, more than max_file_mb %d: left out' % sizes)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0))
         with os.fdopen(fd, 'r', encoding='utf-8', errors='replace', newline='') as handle:

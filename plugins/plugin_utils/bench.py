@@ -663,8 +663,8 @@ def _ladder_blame(rungs, index, pairwise, culprit_ports):
         named, how = added, '%s is the node this rung adds' % added[0]
     else:
         named = added
-        how = ('the ladder cannot tell %s apart (%s)' % (', '.join(added), 'the pairwise search needs more than 2 nodes'
-                                                          if len(hosts) <= 2 else 'the pairwise search named none of them'))
+        why = 'the pairwise search needs more than 2 nodes' if len(hosts) <= 2 else 'the pairwise search named none of them'
+        how = 'the ladder cannot tell %s apart (%s)' % (', '.join(added), why)
     ports = _ports_by_culprit(culprits, culprit_ports) if culprits else {}
     npus = {}
     for host in named:

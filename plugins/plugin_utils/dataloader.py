@@ -128,8 +128,9 @@ def _disk_findings(iostat, add, disk_util_max_pct, disk_await_max_ms):
             add('disk_util', util, float(disk_util_max_pct),
                 'disk %s is %s %% busy (iostat -x %%util, mean of %s samples, max %s %%), at or above the limit of %s %%: '
                 'the disk is saturated while the job runs (sysstat iostat(1): saturation when %%util is close to 100 %% '
-                'for a device serving requests serially)' % (name, _text(util), _text(disk.get('samples')),
-                                                               _text(disk.get('util_max_pct')), _text(disk_util_max_pct)), WARN)
+                'for a device serving requests serially)' % (
+                    name, _text(util), _text(disk.get('samples')), _text(disk.get('util_max_pct')),
+                    _text(disk_util_max_pct)), WARN)
         wait = disk.get('await_mean_ms')
         if float(disk_await_max_ms) > 0 and wait is not None and wait > float(disk_await_max_ms):
             add('disk_await', wait, float(disk_await_max_ms),
@@ -143,8 +144,8 @@ def _fio_findings(fio, add, fio_min_mb_s, fio_min_iops, fio_max_lat_ms):
     """The fio job group against its floors (bandwidth, IOPS) and its ceiling (mean latency); 0 = not judged."""
     if not fio.get('ran'):
         return
-    shape = ', '.join(text % fio[key] for key, text in (('numjobs', '%s jobs'), ('iodepth', 'iodepth %s'),
-                                                          ('block_size', 'bs %s'), ('ioengine', '%s')) if fio.get(key) is not None)
+    labels = (('numjobs', '%s jobs'), ('iodepth', 'iodepth %s'), ('block_size', 'bs %s'), ('ioengine', '%s'))
+    shape = ', '.join(text % fio[key] for key, text in labels if fio.get(key) is not None)
     what = 'fio %s%s on %s' % (_text(fio.get('rw') or 'read'), ' (%s)' % shape if shape else '', _text(fio.get('file')))
     bandwidth = fio.get('bw_mb_s', fio.get('read_bw_mb_s'))
     if float(fio_min_mb_s) > 0 and bandwidth is not None and bandwidth < float(fio_min_mb_s):

@@ -244,8 +244,8 @@ def _throttle_findings(host, dev, entry, temp, limits):
                 out.append(finding(host, dev, 'aicore_throttled', current, '>= %d%% of %s MHz' % (limits['min_aicore_freq_pct'], rated),
                                    'AI Core runs at %s MHz of its rated %s MHz (%.0f %%, below %s %%) %s: the NPU reduces its '
                                    'frequency (too hot or at its power limit); check the cooling, the fans and the inlet '
-                                   'temperature (npu-smi info -t common)' % (current, rated, pct, limits['min_aicore_freq_pct'],
-                                                                              ' and '.join(why))))
+                                   'temperature (npu-smi info -t common)' % (
+                                       current, rated, pct, limits['min_aicore_freq_pct'], ' and '.join(why))))
     texts = _over_temperature(entry.get('health') or {})
     if texts:
         codes = ', '.join((entry.get('health') or {}).get('error_codes') or []) or 'none'

@@ -103,8 +103,9 @@ def bottleneck(profile, comm_max_pct=COMM_MAX_PCT, aicore_min_pct=AICORE_MIN_PCT
     over = [layer for _excess, layer in sorted(excess, reverse=True)]
     layer = over[0] if over else 'compute'
     text = ('step %.1f ms: computing %s %%, communication (not overlapped) %s %% (limit %g), free %s %% (limit %g), '
-            'AI Core %s %% (at least %g)' % (figures['step_time_us'] / 1000.0, figures['compute_share_pct'], comm,
-                                              comm_max, free, free_max, util, aicore_min))
+            'AI Core %s %% (at least %g)' % (
+                figures['step_time_us'] / 1000.0, figures['compute_share_pct'], comm, comm_max, free, free_max, util,
+                aicore_min))
     if layer == 'communication':
         msg = 'communication holds the job back: %s' % text
     elif layer == 'host/IO':

@@ -290,6 +290,11 @@ def _step_row(stage, role, host, measurement, previous, previous_label, toleranc
     return row
 
 
+def _moved(metric):
+    return '%s %s -> %s %s (%s %%)' % (metric['label'], figure(metric['before']), figure(metric['after']), metric['unit'],
+                                       signed(metric['change_pct']))
+
+
 def stage_steps(baseline, measures, host=None, improvement_pct=5.0, tolerance_pct=2.0, after=None):
     """What each tuning stage bought: each measurement kept after a stage (store.read_measures) against the one
     before it (the stage 1 baseline for the first), then stage 9's own measurement (``after``) against the last.
@@ -321,9 +326,8 @@ def stage_steps(baseline, measures, host=None, improvement_pct=5.0, tolerance_pc
         row = _step_row(stage, role, where, measurement, previous, previous_label, tolerance_pct, improvement_pct)
         out['rows'].append(row)
         if row['verdict'] == 'worse':
-            moved = '; '.join('%s %s -> %s %s (%s %%)' % (m['label'], figure(m['before']), figure(m['after']), m['unit'],
-                                                           signed(m['change_pct']))
-                              for m in row['metrics'] if m['label'] in row['worse'])
+            worse = [m for m in row['metrics'] if m['label'] in row['worse']]
+            moved = '; '.join(_moved(m) for m in worse)
             what = 'stage 9 (the run after tuning)' if stage == 9 else 'stage %s (%s)' % (stage, role)
             out['findings'].append({
                 'host': where, 'device': None, 'check': 'stage_step', 'value': stage, 'expected': 'no worse than %s'

@@ -674,9 +674,11 @@ def run_report_html(model):
         out.append('<h3>What each stage bought</h3>')
         out.append('<p class="meta">The benchmark measured right after each tuning stage (npuops_measure_each_stage), '
                    'each against the measurement before it.</p>')
-        out += _html_table(STEP_HEADER, [_step_cells(r)[:-1] + [(r['verdict'], _status_class('regressed' if r['verdict'] == 'worse'
-                                                                                                   else r['verdict']))]
-                                         for r in reg['steps']], 'stage-steps')
+        step_rows = []
+        for r in reg['steps']:
+            css = _status_class('regressed' if r['verdict'] == 'worse' else r['verdict'])
+            step_rows.append(_step_cells(r)[:-1] + [(r['verdict'], css)])
+        out += _html_table(STEP_HEADER, step_rows, 'stage-steps')
     if reg['ran']:
         out.append('<ul class="launch"><li>Stage 1 launched: %s</li><li>Stage 9 launched: %s</li></ul>'
                    % (_e(reg['launch']['before']), _e(reg['launch']['after'])))

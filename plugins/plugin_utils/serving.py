@@ -503,7 +503,7 @@ def bench_judgement(levels, knee_gain_pct=BENCH_KNEE_GAIN_PCT, p99_p50_max=BENCH
             errors.append({'concurrency': level['concurrency'], 'failed': int(failed),
                            'requests': level.get('requests'), 'errors': list(level.get('errors') or [])[:3]})
         rate = _figure(level.get('tokens_per_s'))
-        if not (_figure(level.get('succeeded')) or 0) > 0 or not rate or rate <= 0:
+        if (_figure(level.get('succeeded')) or 0) <= 0 or not rate or rate <= 0:
             continue
         latency = level.get('latency_ms') if isinstance(level.get('latency_ms'), Mapping) else {}
         p50, p99 = _figure(latency.get('p50')), _figure(latency.get('p99'))

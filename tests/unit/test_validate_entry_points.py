@@ -253,8 +253,8 @@ def test_each_tuning_stage_is_followed_by_its_measurement_play():
         assert play["tags"] == stage_play["tags"], play["name"]
         assert play["hosts"] == "npuops_run_nodes[0]"
         task = play["tasks"][0]
-        assert task["ansible.builtin.include_role"] == {"name": "npuops.ascend.regression", "tasks_from": "stage_measure",
-                                                         "rolespec_validate": False}
+        expected = {"name": "npuops.ascend.regression", "tasks_from": "stage_measure", "rolespec_validate": False}
+        assert task["ansible.builtin.include_role"] == expected
         assert task["vars"] == {"regression_measure_stage": stage}
     entry = _load("roles", "regression", "tasks", "stage_measure.yml")
     assert len(entry) == 1 and "npuops_measure_each_stage | bool" in entry[0]["when"]

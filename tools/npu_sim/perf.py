@@ -137,7 +137,7 @@ def crossnode_busbw(states, env=None, npus_per_node=8):
 
 def job_npu(env):
     """The NPU the job's rank 0 runs on: the first of ASCEND_RT_VISIBLE_DEVICES, else NPU 0."""
-    first = str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+    first = str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "0").split(",", maxsplit=1)[0].strip()
     return int(first) if first.isdigit() else 0
 
 

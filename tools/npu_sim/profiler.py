@@ -152,9 +152,9 @@ def write_profile(target, states, local, step_ms, env=None, start=None, first_st
     total = sum(sum(values) for values in ops.values()) or 1.0
     stats = [OPSTAT_HEADER]
     for (op_type, core), values in sorted(ops.items(), key=lambda item: -sum(item[1])):
-        stats.append("0,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f" % (op_type, core, len(values), sum(values), min(values),
-                                                               sum(values) / len(values), max(values),
-                                                               100.0 * sum(values) / total))
+        figures = (op_type, core, len(values), sum(values), min(values), sum(values) / len(values), max(values),
+                   100.0 * sum(values) / total)
+        stats.append("0,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f" % figures)
     for name, lines in (("step_trace_time.csv", steps), ("kernel_details.csv", kernels),
                         ("op_statistic.csv", stats)):
         with open(os.path.join(out, name), "w", encoding="utf-8") as handle:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 
 COMM_CORE_TYPES = ('HCCL', 'COMMUNICATION')
@@ -74,7 +75,7 @@ def number(text):
         result = float(value)
     except ValueError:
         return None
-    return result if result == result and abs(result) != float('inf') else None
+    return result if not math.isnan(result) and not math.isinf(result) else None
 
 
 def read_table(text, what, required=()):
@@ -286,7 +287,7 @@ def _walk_ops(node, path, found):
 
 def _op_type(name):
     """``hcom_allReduce__445_2`` / ``hcom_allReduce__606_0_1@123`` -> ``hcom_allReduce``; other names as written."""
-    base = str(name).split('@')[0]
+    base = str(name).split('@', maxsplit=1)[0]
     return base.split('__')[0] if base.startswith(COMM_PREFIX) else base
 
 
@@ -404,16 +405,16 @@ def rank_split(step_rows, kernels=None, op_stats=None, comm_ops=None, top=5):
     comm_top = {}
     for op in comm_ops or []:
         key = _step_key(re.sub(r'^step', '', str(op.get('step') or ''), flags=re.I))
-        entry = comm_top.setdefault(key, {}).setdefault(op['op_type'], {'op': op['op_type'], 'count': 0,
-                                                                          'total_us': 0.0})
+        fresh = {'op': op['op_type'], 'count': 0, 'total_us': 0.0}
+        entry = comm_top.setdefault(key, {}).setdefault(op['op_type'], fresh)
         entry['count'] += 1
         entry['total_us'] += op.get('elapse_us') or 0.0
     out = []
     for row in step_rows:
         step_time = row.get('step_time_us')
-        item = dict((key, row.get(key)) for key in ('step', 'rank', 'device_id', 'computing_us',
-                                                     'comm_not_overlapped_us', 'overlapped_us', 'communication_us',
-                                                     'free_us', 'stage_us', 'bubble_us', 'step_time_us'))
+        keys = ('step', 'rank', 'device_id', 'computing_us', 'comm_not_overlapped_us', 'overlapped_us',
+                'communication_us', 'free_us', 'stage_us', 'bubble_us', 'step_time_us')
+        item = dict((key, row.get(key)) for key in keys)
         item['compute_share_pct'] = _pct(row.get('computing_us'), step_time)
         item['comm_share_pct'] = _pct(row.get('comm_not_overlapped_us'), step_time)
         item['free_share_pct'] = _pct(row.get('free_us'), step_time)

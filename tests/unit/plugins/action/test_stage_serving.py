@@ -248,8 +248,8 @@ def test_the_sweep_is_judged_into_the_findings_and_the_record(tmp_path):
                'npuops.ascend.serving_bench': sweep}
     result = run(make(node_args(tmp_path, MINDIE, bench_endpoint='http://h:1', bench_concurrency=[1, 2, 4, 8]),
                       answers), 'node02')
-    assert [(f['check'], f['severity']) for f in result['findings']] == [('serving_throughput', 'fail'),
-                                                                          ('serving_p99', 'warn')]
+    expected = [('serving_throughput', 'fail'), ('serving_p99', 'warn')]
+    assert [(f['check'], f['severity']) for f in result['findings']] == expected
     assert 'falls to 70 tokens/s at concurrency 8 from 101 tokens/s at concurrency 4' in result['findings'][0]['msg']
     assert result['findings'][1]['msg'].startswith('node02: the load sweep of http://h:1: at concurrency 2 the P99 '
                                                    'latency 350 ms is 3.5 x the P50 (100 ms)')

@@ -65,8 +65,8 @@ def test_kernel_details_real_older_layout_hccl_core_type():
     top = summary['1']['top_comm_ops']
     assert top[0]['op'] == 'hcom_broadcast' and top[0]['count'] == 2
     assert top[0]['total_us'] == pytest.approx(308926.68 + 62.94)
-    assert {item['op'] for item in top} == {'hcom_broadcast', 'hcom_allReduce', 'hcom_allGather',
-                                           'hcom_reduceScatter'}
+    expected = {'hcom_broadcast', 'hcom_allReduce', 'hcom_allGather', 'hcom_reduceScatter'}
+    assert {item['op'] for item in top} == expected
     assert summary['1']['compute_busy_us'] > 0
 
 

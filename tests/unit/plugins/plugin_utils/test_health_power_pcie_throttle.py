@@ -259,8 +259,8 @@ def test_a_complete_container_has_only_device_nodes_to_show(tmp_path):
 
 def test_container_modes(tmp_path):
     bare = _tree(tmp_path, marker=None, devices=[], management=False, driver=False)
-    assert check_container(bare, 'always', 1)['missing_devices'] == ['/dev/davinci0', '/dev/davinci_manager', '/dev/devmm_svm',
-                                                                    '/dev/hisi_hdc']
+    expected = ['/dev/davinci0', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc']
+    assert check_container(bare, 'always', 1)['missing_devices'] == expected
     inside = _tree(tmp_path / 'x')
     assert check_container(inside, 'never', 8) == {
         'container': False, 'evidence': None, 'checked': False, 'root': inside,

@@ -287,8 +287,8 @@ def test_training_ladder_by_step_time_without_tflops_and_a_failed_rung():
     for rung in rungs[:2]:
         rung['stdout'] = rung['stdout'].replace(' throughput per GPU (TFLOP/s/GPU): 0.0 |', '')
     ladder = regression.training_ladder(rungs, pod=POD, warmup=2)
-    assert [(r['nodes'], r['efficiency_pct'], r['measured']) for r in ladder['rungs']] == [(1, 100.0, True), (2, 50.0, True),
-                                                                                          (4, None, False)]
+    expected = [(1, 100.0, True), (2, 50.0, True), (4, None, False)]
+    assert [(r['nodes'], r['efficiency_pct'], r['measured']) for r in ladder['rungs']] == expected
     assert ladder['rungs'][1]['by'] == 'step time (per-NPU batch fixed)'
     assert 'the benchmark command failed (rc=1)' in ladder['rungs'][2]['reason']
     assert [f['host'] for f in ladder['findings']] == ['node02']
