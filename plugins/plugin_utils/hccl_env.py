@@ -1069,7 +1069,8 @@ def split_loaded(stdout):
     head, sep, rest = text.partition('\n%s\n' % IP_MARKER)
     if not sep:
         return text, None, []
-    ip_text, sep, profile = rest.partition('%s\n' % PROFILE_MARKER)
+    # the command module drops the output's last newline: the marker may end the text when no script sets a level
+    ip_text, sep, profile = rest.partition(PROFILE_MARKER)
     return head, ip_text.strip() or None, [line for line in profile.splitlines() if line.strip()]
 
 

@@ -233,7 +233,12 @@ def _write(target, text, mode=None):
 def write(st, prefix):
     rendered = files(st)
     for rel, text in rendered.items():
-        _write(os.path.join(prefix, rel), text)
+        if rel == OSRELEASE:
+            # podctl binds this file on the node's /proc/sys/kernel/osrelease: rewritten in place, the bind sees it
+            from .host import _write_in_place  # pylint: disable=import-outside-toplevel
+            _write_in_place(os.path.join(prefix, rel), text)
+        else:
+            _write(os.path.join(prefix, rel), text)
     versions = stack(st)
     if not versions.get("mindie"):    # a MindIE version cleared: its version.info goes (config.json stays)
         stale = os.path.join(prefix, "Ascend", "mindie", "latest", "version.info")

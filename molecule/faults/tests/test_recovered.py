@@ -34,7 +34,8 @@ def _set_calls(host):
 
 
 def test_no_stage_after_a_stopped_one_wrote_its_files(host):
-    # every stage case stopped at or before its stage: stage 5, 6 and 7 never got to write on any node
+    # every stage case stopped at or before its stage, and the cases whose stage 5 or 7 wrote before its gate put the
+    # files back: no stage left a file of stage 5, 6 or 7 on any node
     assert not host.file("/etc/profile.d/npuops-hccl.sh").exists
     assert not host.file("/var/lib/npuops/numa-bind.json").exists
     assert not host.file("/var/lib/npuops/bin/npu-bind").exists

@@ -1290,6 +1290,14 @@ def test_the_load_script_runs_in_sh_and_splits(tmp_path):
     assert 'HCCL_IF_IP=192.168.178.62' in env_text.splitlines() and hccl_env_module.IP_MARKER not in env_text
     assert hccl_rules.interfaces_from_ip_json(ip_text)['enp0s31f6'][0] == '192.168.178.62'
     assert all(':' in line for line in profile)
+    # the command module returns stdout without its last newline: with no log setting in /etc/profile.d the marker of
+    # that part ends the text, and the interfaces before it still parse
+    stripped = done.stdout.rstrip('\n')
+    if stripped.endswith(hccl_env_module.PROFILE_MARKER):
+        assert hccl_env_module.split_loaded(stripped)[2] == []
+    assert hccl_env_module.split_loaded(stripped)[1] == ip_text
+    assert hccl_env_module.split_loaded('A=1\n%s\n[]\n\n%s' % (hccl_env_module.IP_MARKER, hccl_env_module.PROFILE_MARKER)) == (
+        'A=1', '[]', [])
     failed = subprocess.run(hccl_env_module.load_args(str(tmp_path / 'missing.sh'))['argv'], capture_output=True,
                             text=True, check=False, timeout=30)
     assert failed.returncode != 0 and hccl_env_module.IP_MARKER not in failed.stdout
