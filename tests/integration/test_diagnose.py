@@ -26,7 +26,15 @@ def _summary_block(out, code):
     return line.group(1), rest[:following.start()] if following else rest
 
 
+def _clean(pod):
+    """No fault and no plog line left on any node by an earlier test of the session."""
+    for node in NODES:
+        pod.node(node, "npu-sim", "fault", "clear")
+        pod.node(node, "rm", "-rf", "/root/ascend/log/debug/plog")
+
+
 def test_diagnose_says_card_node_or_pod_with_cause_and_fix(pod):
+    _clean(pod)
     for argv, *_rest in LOCAL:
         pod.node("node02", "npu-sim", "fault", "set", *argv)
     try:
@@ -60,6 +68,7 @@ def test_diagnose_says_card_node_or_pod_with_cause_and_fix(pod):
 def test_many_newer_junk_files_do_not_hide_the_plog_and_what_was_not_read_is_said(pod):
     """300 files newer than the plog of a link fault on node02: the plog is read first (the CANN logs before the
     rest), and the summary names node02 as not read in full instead of calling its logs clean."""
+    _clean(pod)
     pod.node("node02", "npu-sim", "fault", "set", "link-stuck-down", "--device", "3")
     try:
         pod.node("node02", "sh", "-c", "touch -d 2020-01-01 /root/ascend/log/debug/plog/*.log && "

@@ -24,6 +24,12 @@ HOST_BOUND = {
     ("io_info", "fio_file"): "/var/lib/npuops/npuops-fio.test",
     ("mindie_config", "owner"): "root",
     ("mindie_config", "group"): "root",
+    ("profile_info", "path"): "/var/lib/npuops/profile",
+}
+# What a module's examples need on every node first: profile_info reads the profiler's output a training job wrote (the
+# simulated job writes it when NPU_SIM_PROFILE_DIR is set).
+PREPARE = {
+    "profile_info": "NPU_SIM_PROFILE_DIR=/var/lib/npuops/profile /usr/local/sbin/npu-sim train --steps 12 >/dev/null",
 }
 # Files an example reads on the controller, written beside the playbook: name -> shell command run on node01
 # (the hccn_config example parses text captured from hccn_tool GET commands).
@@ -54,6 +60,9 @@ def test_the_examples_of_the_module_run_on_the_pod(pod, module, tmp_path):
     tasks = _examples(module)
     assert tasks, module
     play = [{"name": "The EXAMPLES of %s" % module, "hosts": "ascend_pod", "gather_facts": False, "tasks": tasks}]
+    if module in PREPARE:
+        for node in ("node01", "node02"):
+            pod.node(node, "sh", "-c", PREPARE[module])
     for name, command in CAPTURES.get(module, {}).items():
         (tmp_path / name).write_text(pod.node("node01", "sh", "-c", command), encoding="utf-8")
     playbook = tmp_path / ("examples_%s.yml" % module)
