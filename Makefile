@@ -23,7 +23,7 @@ export NO_COLOR := 1
 export PY_COLORS := 0
 export LC_ALL := C.UTF-8
 
-.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration compat molecule demo demo-down bench bench-smoke build clean
+.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration integration-1 integration-2 compat molecule demo demo-down bench bench-smoke build clean
 
 help:
 	@echo "make demo    - set up, bring up a 4-node simulated PoD, run playbooks/site.yml, print the stage report"
@@ -51,6 +51,19 @@ unit: setup
 integration: setup
 	pytest -q tests/integration
 
+# make test runs the integration tests in two lanes side by side (tools/dev/test.sh), each with a session PoD of its own:
+# the second lane has these files (the modules with PoDs of their own, and the runs in parts), the first the rest, each
+# in the order of the file names.
+INTEGRATION_2 = tests/integration/test_lost_nodes.py tests/integration/test_measure_each_stage.py \
+	tests/integration/test_products.py tests/integration/test_run_in_parts.py tests/integration/test_stage4_parts.py \
+	tests/integration/test_window_domains.py
+
+integration-1: setup
+	pytest -q $(filter-out $(INTEGRATION_2),$(sort $(wildcard tests/integration/test_*.py)))
+
+integration-2: setup
+	NPUOPS_IT_PREFIX=$${NPUOPS_IT_PREFIX_2:-127.0.18} pytest -q $(INTEGRATION_2)
+
 compat: setup
 	tools/dev/compat.sh
 
@@ -60,7 +73,8 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-# every check, in four lanes side by side (tools/dev/test.sh: checks, molecule, integration, bench); each target also runs alone
+# every check, in five lanes side by side (tools/dev/test.sh: checks, molecule, integration-1, integration-2, bench); each
+# target also runs alone
 test: setup
 	tools/dev/test.sh
 
