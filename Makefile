@@ -23,7 +23,7 @@ export NO_COLOR := 1
 export PY_COLORS := 0
 export LC_ALL := C.UTF-8
 
-.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration integration-1 integration-2 compat molecule demo demo-down bench bench-smoke build clean
+.PHONY: help setup test lint ruff ansible-lint sanity core219 unit integration integration-1 integration-2 compat molecule-1 molecule-2 molecule demo demo-down bench bench-smoke build clean
 
 help:
 	@echo "make demo    - set up, bring up a 4-node simulated PoD, run playbooks/site.yml, print the stage report"
@@ -54,9 +54,9 @@ integration: setup
 # make test runs the integration tests in two lanes side by side (tools/dev/test.sh), each with a session PoD of its own:
 # the second lane has these files (the modules with PoDs of their own, and the runs in parts), the first the rest, each
 # in the order of the file names.
-INTEGRATION_2 = tests/integration/test_lost_nodes.py tests/integration/test_measure_each_stage.py \
-	tests/integration/test_products.py tests/integration/test_run_in_parts.py tests/integration/test_stage4_parts.py \
-	tests/integration/test_window_domains.py
+INTEGRATION_2 = tests/integration/test_diagnose.py tests/integration/test_lost_nodes.py \
+	tests/integration/test_measure_each_stage.py tests/integration/test_module_examples.py tests/integration/test_products.py \
+	tests/integration/test_run_in_parts.py tests/integration/test_stage4_parts.py tests/integration/test_window_domains.py
 
 integration-1: setup
 	pytest -q $(filter-out $(INTEGRATION_2),$(sort $(wildcard tests/integration/test_*.py)))
@@ -73,8 +73,18 @@ core219: setup
 molecule: setup
 	tools/dev/molecule.sh
 
-# every check, in five lanes side by side (tools/dev/test.sh: checks, molecule, integration-1, integration-2, bench); each
-# target also runs alone
+# make test runs the molecule scenarios in two lanes side by side (tools/dev/test.sh), each scenario on addresses of its own
+MOLECULE_1 = a3 check_mode default
+MOLECULE_2 = faults roce_change_window
+
+molecule-1: setup
+	tools/dev/molecule.sh $(MOLECULE_1)
+
+molecule-2: setup
+	tools/dev/molecule.sh $(MOLECULE_2)
+
+# every check, in six lanes side by side (tools/dev/test.sh: checks, molecule-1, molecule-2, integration-1, integration-2,
+# bench); each target also runs alone
 test: setup
 	tools/dev/test.sh
 
@@ -90,8 +100,8 @@ bench: setup
 # the playbook benchmark on 2 nodes, one run each, checked (so that it cannot rot); not a figure to quote
 bench-smoke: setup
 	mkdir -p build
-	bench/run.sh --only site --only window --scale-nodes 2 --repeat 1 --wait-idle 0 --json build/bench-smoke.json
-	python3 bench/smoke_check.py build/bench-smoke.json
+	bench/run.sh --only site --scale-nodes 2 --repeat 1 --wait-idle 0 --json build/bench-smoke.json
+	python3 bench/smoke_check.py --part site build/bench-smoke.json
 
 build: setup
 	mkdir -p build

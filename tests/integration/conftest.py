@@ -2,7 +2,7 @@
 
 Needs root, util-linux ``unshare`` and ``/usr/sbin/sshd`` (``make setup`` installs them); without
 them the tests are skipped. The nodes listen on 127.0.4.1-2 (the demo PoD uses 127.0.1, the
-molecule scenarios 127.0.2, tests/sim/test_podctl.py 127.0.3).
+molecule scenarios 127.0.2, .10, .12, .20 and .21, tests/sim/test_podctl.py 127.0.3).
 """
 
 import hashlib

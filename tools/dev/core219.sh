@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The oldest ansible-core in the supported range: 2.19 on Python 3.11. Runs the unit tests and
-# ansible-test sanity with it, in its own venv, so both ends of the range are checked by make test.
+# ansible-test sanity (but its style checks) with it, in its own venv, so both ends of the range are checked by make test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if .venv/bin/python -c 'import sys; sys.exit(0 if sys.version_info[:2] < (3, 12) else 1)'; then
@@ -35,4 +35,6 @@ cache="$HOME/.ansible/test/cache/get_pip_${pipver//./_}.py"
 cmp -s .ci/get_pip_standin.py "$cache" || { mkdir -p "$(dirname "$cache")"; cp .ci/get_pip_standin.py "$cache"; }
 echo "core219: $("$venv/bin/ansible" --version | head -n1) on Python $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit
-NPUOPS_VENV="$PWD/$venv" tools/dev/sanity.sh
+# the sanity tests that depend on the ansible-core version (module docs and argument specs, imports, compile); the style
+# checks (pylint, pep8, yamllint, shellcheck) give the same answer under either end of the range and run in make sanity
+NPUOPS_VENV="$PWD/$venv" tools/dev/sanity.sh --skip-test pylint --skip-test pep8 --skip-test yamllint --skip-test shellcheck

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make test: every check, in five lanes that run side by side once `make setup` is done.
+# make test: every check, in six lanes that run side by side once `make setup` is done.
 #   checks:        lint changelog-lint docs-check galaxy-importer sanity core219 compat unit
-#   molecule:      the molecule scenarios (PoDs on 127.0.2, 127.0.10, 127.0.12)
+#   molecule-1:    the molecule scenarios a3, check_mode, default (PoDs on 127.0.12, 127.0.10, 127.0.2)
+#   molecule-2:    the molecule scenarios faults, roce_change_window (PoDs on 127.0.20, 127.0.21)
 #   integration-1: tests/integration but the files of INTEGRATION_2 in the Makefile (PoD on 127.0.4)
 #   integration-2: the files of INTEGRATION_2 (PoDs on 127.0.18, 127.0.13, 127.0.15, 127.0.16, 127.0.17)
 #   bench:         bench-smoke (PoD on 127.0.5)
@@ -10,20 +11,21 @@
 # take far less than one after the other on a 2-core machine. Each lane uses its own addresses and
 # directories (tests/sim: 127.0.3). The output of each lane goes to build/test-<lane>.log and is printed when the lane
 # ends, with the time every target took; the exit status is that of the first lane that failed.
-#   tools/dev/test.sh [lane ...]     # default: all five
+#   tools/dev/test.sh [lane ...]     # default: all six
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 mkdir -p build
 
 declare -A TARGETS=(
   [checks]="lint changelog-lint docs-check galaxy-importer sanity core219 compat unit"
-  [molecule]="molecule"
+  [molecule-1]="molecule-1"
+  [molecule-2]="molecule-2"
   [integration-1]="integration-1"
   [integration-2]="integration-2"
   [bench]="bench-smoke"
 )
 lanes=("$@")
-[ "${#lanes[@]}" -gt 0 ] || lanes=(checks molecule integration-1 integration-2 bench)
+[ "${#lanes[@]}" -gt 0 ] || lanes=(checks molecule-1 molecule-2 integration-1 integration-2 bench)
 
 run_lane() {
   local lane=$1 target started rc
