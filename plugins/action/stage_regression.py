@@ -61,10 +61,27 @@ ARGUMENT_SPEC = dict(
     scaling_results=dict(type='list', elements='dict', default=[]),
     scaling_hosts=dict(type='list', elements='str', default=[]),
     scaling_min_pct=dict(type='raw', default=regression.SCALING_MIN_PCT),
+    linearity_results=dict(type='list', elements='dict', default=[]),
+    linearity_devices=dict(type='list', elements='int'),
+    linearity_min_pct=dict(type='raw', default=regression.LINEARITY_MIN_PCT),
     profile_comm_max_pct=dict(type='raw', default=15.0),
     profile_aicore_min_pct=dict(type='raw', default=80.0),
     profile_free_max_pct=dict(type='raw', default=10.0),
 )
+
+
+def node_suspects(run_dir, run_id, host):
+    """{device: what} of the NPUs of ``host`` that stage 0 of this run found something on (its record's findings), for
+    the linearity ladder to name the NPU a rung adds; {} when there is no such record."""
+    if not host:
+        return {}
+    record, _problem = store.read_record(run_dir, run_id, host, 0)
+    suspects = {}
+    for item in (record or {}).get('findings') or []:
+        if (isinstance(item, dict) and isinstance(item.get('device'), int) and item.get('device') not in suspects
+                and item.get('severity') in ('fail', 'warn')):
+            suspects[item['device']] = '%s (%s)' % (item.get('check'), item.get('value'))
+    return suspects
 
 
 def given(value):
@@ -193,9 +210,16 @@ class ActionModule(StageAction):
                     seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
                     min_pct=float(args['scaling_min_pct']))
                 comparison['findings'] += comparison['scaling']['findings']
+            if args['linearity_results']:
+                comparison['linearity'] = regression.linearity_ladder(
+                    args['linearity_results'], host=args['host'], devices=args['linearity_devices'], warmup=args['warmup'],
+                    min_steps=args['min_steps'], seq_length=int(args['seq_length']) if given(args['seq_length']) else None,
+                    min_pct=float(args['linearity_min_pct']), suspects=node_suspects(args['run_dir'], run_id, args['host']))
+                comparison['findings'] += comparison['linearity']['findings']
             lines = regression.regression_lines(comparison, args['baseline_path'])
             lines += regression.profile_lines(comparison.get('profile'))
             lines += regression.training_ladder_lines(comparison.get('scaling'))
+            lines += regression.linearity_lines(comparison.get('linearity'))
             measures, problems = store.read_measures(args['run_dir'], run_id)
             steps = regression.stage_steps(baseline, measures, host=args['host'], after=measurement,
                                            improvement_pct=pct['improvement_pct'], tolerance_pct=pct['tolerance_pct'])

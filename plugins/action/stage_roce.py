@@ -19,7 +19,8 @@ the window's nodes into batches that follow failure domains (the leaf switches o
 check records, or inventory groups). ``step: pod`` (once) keeps the PoD part of stage 4 in the PoD record of the
 run's store: with ``phase: before`` the cross-node benchmark before the change; with ``phase: after`` the benchmark
 after it and its findings (the pairwise search's slow nodes, their ports) and, with ``ladder``, the scaling ladder
-(the AllReduce on 1, 2, 4, ... nodes, its efficiency against one node). ``step: ecn`` (every node, in the PoD part of
+(the AllReduce on 1, 2, 4, ... nodes, its efficiency against one node) and, with ``rails``, each rail on its own (NPU d
+of every node over its own port, against the port's line rate and the other rails). ``step: ecn`` (every node, in the PoD part of
 a run in parts) reads the node's CNP counters again after that benchmark and adds to its record whether the switch
 marked ECN on its ports (against the counters its record kept after the change).
 """
@@ -52,6 +53,7 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.window import (
 from ansible_collections.npuops.ascend.plugins.plugin_utils.bench import (
     SCALING_MAX_RUNGS,
     bench_findings,
+    rail_check,
     scaling_ladder,
     scaling_rungs,
 )
@@ -133,6 +135,7 @@ ARGUMENT_SPEC = dict(
     ecn_severity=dict(type='str', choices=['fail', 'warn'], default='warn'),
     cnp=dict(type='raw'),
     ladder=dict(type='dict'),
+    rails=dict(type='dict'),
 )
 
 
@@ -563,7 +566,8 @@ class ActionModule(StageAction):
         after`` adds the benchmark after it and the findings of the PoD: the benchmark's (named after the first slow node
         of ``pairwise``, else the first of ``hosts``) and the pairwise search's with the slow nodes' ports; with
         ``ladder`` ({enabled, rungs, max_rungs, min_pct, intra_min_pct}) also the scaling ladder (``data.scaling``,
-        its rungs measured with the options of ``bench``) and its findings."""
+        its rungs measured with the options of ``bench``) and its findings; with ``rails`` ({mode, min_pct, devices,
+        line_rate}) each rail on its own (``data.rails``, see _rails) and its findings."""
         hosts = [str(host) for host in args['hosts'] or []]
         if args['phase'] is None:
             raise AnsibleActionFail('stage_roce: step pod needs phase (before or after).')
@@ -584,6 +588,9 @@ class ActionModule(StageAction):
             if args['ladder'] and args['ladder'].get('enabled', True):
                 data['scaling'] = self._ladder(args, hosts, pairwise, task_vars)
                 findings.extend(data['scaling'].get('findings') or [])
+            if args['rails'] is not None:
+                data['rails'] = self._rails(args, hosts, pairwise, data.get('scaling'), task_vars)
+                findings.extend(data['rails'].get('findings') or [])
         stored = store.make_pod_record(run_id, STAGE, ROLE, findings, check_mode=self.check_mode, data=data)
         path = store.write_pod_record(args['run_dir'], stored)
         return dict(changed=False, findings=stored['findings'], bench=bench, path=path,
@@ -620,6 +627,59 @@ class ActionModule(StageAction):
                           'busbw_gb_s': None if run.get('failed') or run.get('unreachable') else run.get('peak_busbw_gb_s')})
         verdict = scaling_ladder(rungs, args['expected'], float(ladder.get('min_pct', 70.0)),
                                  float(ladder.get('intra_min_pct', 85.0)), pairwise, args['culprit_ports'])
+        return verdict
+
+    RAIL_MODES = ('auto', 'always', 'off')
+
+    def _rails(self, args, hosts, pairwise, scaling, task_vars):
+        """Each rail on its own after the change: NPU d of every node of ``hosts`` over its own port, one hccl_bench call
+        with ``rails`` (one run per NPU id of ``rails.devices``, all at once, one NPU per node) and the options of
+        ``bench`` at its largest size. ``rails.mode``: ``always`` measures; ``auto`` (default) only when the PoD's
+        benchmark is below its gate or the scaling ladder has a finding (the rails then tell which NPU); ``off`` never.
+        Returns rail_check's verdict against ``rails.line_rate`` (GB/s, default 25) capped by the intra-node figure of
+        ``expected``, with ``mode`` and ``why``, or why it did not measure. Changes nothing."""
+        rails = args['rails']
+        mode = str(rails.get('mode') or 'auto')
+        if mode not in self.RAIL_MODES:
+            raise AnsibleActionFail('stage_roce: rails.mode must be one of %s, got %r.' % (', '.join(self.RAIL_MODES), mode))
+        try:
+            min_pct = float(rails.get('min_pct', 85.0))
+            line_rate = float(rails.get('line_rate', 25.0))
+            devices = [int(device) for device in rails.get('devices') or []]
+        except (TypeError, ValueError) as exc:
+            raise AnsibleActionFail('stage_roce: rails needs numbers for min_pct and line_rate and NPU ids for devices: %s.'
+                                    % to_native(exc)) from exc
+        result = args['result'] if isinstance(args['result'], dict) else {}
+        skipped = {'mode': mode, 'skipped': True, 'rails': [], 'findings': []}
+        if mode == 'off':
+            return dict(skipped, msg='the rails are not measured (mode off)')
+        if result.get('skipped') or self.check_mode:
+            return dict(skipped, msg='the rails do not run in check mode')
+        if len(hosts) < 2:
+            return dict(skipped, msg='the rails need 2 nodes or more, the PoD has %d' % len(hosts))
+        below = bool(result.get('below_band')) or result.get('peak_busbw_gb_s') is None
+        ladder = bool((scaling or {}).get('findings'))
+        if mode == 'auto' and not (below or ladder):
+            return dict(skipped, msg='the rails are not measured: the PoD\'s benchmark reached its gate and the scaling '
+                                     'ladder has no finding (mode auto)')
+        why = ('mode always' if mode == 'always' else
+               'the PoD\'s benchmark is below its gate' if below else 'the scaling ladder has a finding')
+        if not devices:
+            devices = list(range(int(args['bench'].get('npus') or 8)))
+        names = dict((str(k), str(v)) for k, v in (args['mpi_hosts'] or {}).items() if v)
+        bench = dict(args['bench'], hosts=[names.get(host, host) for host in hosts], rails=devices, npus=1,
+                     theory_busbw=line_rate, band=[min(min_pct, 99.0), 100.0], fail_below_band=False)
+        bench.pop('host_groups', None)
+        run = self._module('hccl_bench', bench, task_vars, {})
+        if run.get('skipped'):
+            return dict(skipped, msg=run.get('msg') or 'the rails do not run in check mode')
+        if run.get('failed') or run.get('unreachable') or not isinstance(run.get('runs'), list):
+            text = 'the rails (NPU %s of %s) did not run: %s' % (', '.join(str(d) for d in devices), ', '.join(hosts),
+                                                                 run.get('msg'))
+            return dict(skipped, why=why, msg=text, findings=[
+                finding(hosts[0], None, 'crossnode_rail', None, 'a measurement of every rail', text, WARN)])
+        verdict = rail_check(run['runs'], line_rate, args['expected'], min_pct, args['culprit_ports'], pairwise, hosts)
+        verdict.update(mode=mode, why=why, devices=devices)
         return verdict
 
     def step_ecn(self, args, run_id, task_vars):

@@ -46,9 +46,23 @@ options:
       - A group below the band, or whose run fails, is said in its entry of RV(runs); the task does not fail for it
         (O(fail_below_band) applies to a single run). The search of the role roce_lossless for slow nodes measures its
         rounds of disjoint pairs this way.
-      - Mutually exclusive with O(hosts).
+      - Mutually exclusive with O(hosts) and O(rails).
     type: list
     elements: list
+    default: []
+  rails:
+    description:
+      - NPU ids to measure one rail at a time across the nodes of O(hosts) (V(hccl_test) only, two hosts or more) - NPU
+        d of every node, over its own RoCE port. One run per id, all started together, each with C(-p 1), a hostfile of
+        C(host:1) per host (the ranks are the number of hosts) and the variables of O(env) plus
+        C(ASCEND_RT_VISIBLE_DEVICES=<id>) (also given with C(mpirun -genv); it overrides that variable of O(env)). CANN's
+        runtime then shows the job only that NPU, so logical device 0 of every rank is physical NPU d. O(npus) does
+        not apply.
+      - Each id's result is one entry of RV(runs) with C(device); a run below the band or that fails is said in its
+        entry, the task does not fail for it. Ids 0-63, each once.
+      - Mutually exclusive with O(host_groups). The role roce_lossless measures the rails of stage 4 this way.
+    type: list
+    elements: int
     default: []
   min_bytes:
     description: Smallest message size (C(-b)), bytes with an optional K, M or G suffix.
@@ -158,6 +172,17 @@ EXAMPLES = r"""
     band: [80, 95]
   register: pairs
   run_once: true
+
+- name: Measure each rail (NPU d of both nodes over its own port) on its own, all rails at once
+  npuops.ascend.hccl_bench:
+    hosts: [node01, node02]
+    rails: [0, 1, 2, 3, 4, 5, 6, 7]
+    min_bytes: 1G
+    max_bytes: 1G
+    theory_busbw: 25
+    band: [85, 95]
+  register: rails
+  run_once: true
 """
 
 RETURN = r"""
@@ -210,7 +235,9 @@ runs:
     - With O(host_groups), one entry per group in their order - C(hosts), and C(peak_busbw_gb_s), C(peak_size_bytes),
       C(ranks), C(below_band), C(above_band), C(cmd) when it ran, or C(failed) true and C(msg) (what failed and what
       the tool printed) when it did not.
-  returned: with O(host_groups), when the benchmarks ran
+    - With O(rails), one entry per NPU id in their order, the same keys and C(device) (the NPU id of the rail);
+      C(hosts) are O(hosts) and C(ranks) their number.
+  returned: with O(host_groups) or O(rails), when the benchmarks ran
   type: list
   elements: dict
   sample: [{hosts: [node01, node02], peak_busbw_gb_s: 44.925, peak_size_bytes: 1073741824, ranks: 16, below_band: false,
@@ -275,23 +302,25 @@ class Bench:
             self.warnings.append('%s The processes on the NPUs are not known.' % exc.msg)
             return []
 
-    def hccl_test_argv(self, hostfile, hosts=None):
+    def hccl_test_argv(self, hostfile, hosts=None, npus=None, env=None):
         params = self.params
         hosts = params['hosts'] if hosts is None else hosts
+        npus = params['npus'] if npus is None else npus
+        env = params['env'] if env is None else env
         mpirun = find_tool(self.module, 'mpirun', params['mpirun_path'], extra_dirs=MPI_DIRS,
                            missing_hint='MPI is needed by hccl_test (MPICH in the CANN documentation)')
         if not (os.path.isfile(params['hccl_test_path']) and os.access(params['hccl_test_path'], os.X_OK)):
             raise ModuleFailure('hccl_test not found at %s. Build it under <toolkit>/tools/hccl_test (make MPI_HOME=... '
                                 'ASCEND_DIR=...) or set hccl_test_path.' % params['hccl_test_path'], subject=self.host)
-        ranks = params['npus'] * max(1, len(hosts))
+        ranks = npus * max(1, len(hosts))
         argv = [mpirun]
         if hostfile:
             argv += ['-f', hostfile]
         argv += ['-n', str(ranks)]
-        for key, value in sorted(params['env'].items()):
+        for key, value in sorted(env.items()):
             argv += ['-genv', str(key), str(value)]
         argv += [params['hccl_test_path'], '-b', params['min_bytes'], '-e', params['max_bytes'], '-f', str(params['step_factor']),
-                 '-p', str(params['npus'])]
+                 '-p', str(npus)]
         if params['iters'] is not None:
             argv += ['-n', str(params['iters'])]
         if params['warmup_iters'] is not None:
@@ -324,6 +353,8 @@ class Bench:
         busy = self.busy()
         if params['host_groups']:
             return self.run_groups(busy, band)
+        if params['rails']:
+            return self.run_rails(busy, band)
         hostfile = None
         try:
             if params['hosts']:
@@ -363,14 +394,41 @@ class Bench:
         return {'changed': False, 'runs': runs, 'band': band, 'busy': busy,
                 'msg': '%d run(s) across nodes at once, %d below the band or failed' % (len(runs), len(slow))}
 
-    def run_group(self, hosts, hostfile, busy, band):
-        argv, ranks = self.hccl_test_argv(hostfile, hosts)
-        rc, out, err = self.runner.run(argv, env=self.params['env'])
+    def run_group(self, hosts, hostfile, busy, band, npus=None, env=None):
+        env = self.params['env'] if env is None else env
+        argv, ranks = self.hccl_test_argv(hostfile, hosts, npus=npus, env=env)
+        rc, out, err = self.runner.run(argv, env=env)
         result = self.evaluate(argv, ranks, rc, out, err, busy, band, fail_below=False)
         entry = {'hosts': hosts}
         for key in ('peak_busbw_gb_s', 'peak_size_bytes', 'ranks', 'below_band', 'above_band', 'cmd'):
             entry[key] = result[key]
         return entry
+
+    def run_rails(self, busy, band):
+        """One run per rail (NPU id) over ``hosts``, all at once: one NPU per node (``-p 1``, ``host:1``), the NPU made
+        the only visible one with ASCEND_RT_VISIBLE_DEVICES; each rail's result (or failure) is an entry of ``runs``."""
+        hosts = list(self.params['hosts'])
+        rails = list(self.params['rails'])
+        hostfile = self.hostfile(hosts, 1)
+        try:
+            results = in_parallel(
+                lambda device: self.run_group(hosts, hostfile, busy, band, npus=1,
+                                              env=dict(self.params['env'], ASCEND_RT_VISIBLE_DEVICES=str(device))),
+                rails, workers=len(rails))
+        finally:
+            os.unlink(hostfile)
+        runs = []
+        for device, result in zip(rails, results):
+            if isinstance(result, ModuleFailure):
+                runs.append({'device': device, 'hosts': hosts, 'failed': True, 'msg': result.msg})
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                runs.append(dict(result, device=device))
+        slow = [run for run in runs if run.get('failed') or run.get('below_band')]
+        return {'changed': False, 'runs': runs, 'band': band, 'busy': busy,
+                'msg': '%d rail run(s) across %d nodes at once, %d below the band or failed' % (len(runs), len(hosts),
+                                                                                               len(slow))}
 
     def evaluate(self, argv, ranks, rc, out, err, busy, band, fail_below=True):
         key = 'hccl_test' if self.params['mode'] == 'hccl_test' else 'torch_allreduce'
@@ -443,12 +501,35 @@ def group_problems(params):
     return problems
 
 
+def rail_problems(params):
+    """What is wrong with ``rails``: [] when it is empty or fit to run."""
+    rails = params['rails']
+    if not rails:
+        return []
+    problems = []
+    if params['mode'] == 'torch':
+        problems.append('rails (runs across nodes) needs mode=hccl_test')
+    if len(params['hosts']) < 2:
+        problems.append('rails needs hosts, two or more (the nodes whose NPU d make rail d), got %d' % len(params['hosts']))
+    if params['host_groups']:
+        problems.append('rails and host_groups are mutually exclusive (one run per rail over hosts, or one per group)')
+    bad = [device for device in rails if not 0 <= device <= 63]
+    if bad:
+        problems.append('rails holds %s: an NPU id is 0-63' % ', '.join(str(device) for device in bad))
+    twice = sorted(set(device for device in rails if rails.count(device) > 1))
+    if twice:
+        problems.append('rails holds %s more than once: the rails run at once, each NPU in one run' % ', '.join(
+            str(device) for device in twice))
+    return problems
+
+
 def main():
     module = build_module('hccl_bench', dict(
         mode=dict(type='str', choices=['hccl_test', 'torch'], default='hccl_test'),
         npus=dict(type='int', default=8),
         hosts=dict(type='list', elements='str', default=[]),
         host_groups=dict(type='list', elements='list', default=[]),
+        rails=dict(type='list', elements='int', default=[]),
         min_bytes=dict(type='str', default='8K'),
         max_bytes=dict(type='str', default='1G'),
         step_factor=dict(type='int', default=2),
@@ -483,6 +564,7 @@ def main():
     if params['hosts'] and params['mode'] == 'torch':
         problems.append('hosts (a run across nodes) needs mode=hccl_test')
     problems.extend(group_problems(params))
+    problems.extend(rail_problems(params))
     if params['mode'] == 'torch' and not params['script']:
         problems.append('mode=torch needs script (the AllReduce script on the node)')
     for item in (params['iters'], params['warmup_iters']):

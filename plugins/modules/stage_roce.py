@@ -77,7 +77,9 @@ description:
     (rungs with their nodes, busbw and efficiency against the one-node rung), with a finding for the first cross-node
     rung below C(min_pct) of O(ladder) of the one-node rung or its C(intra_min_pct) of the intra-node figure of
     O(expected), named after the node the pairwise search or the ladder points at and the NPU whose port stands out
-    in O(culprit_ports). It returns RV(findings) and both measurements (RV(bench)).
+    in O(culprit_ports). With O(rails) it measures each rail on its own (C(data.rails)), a rail below C(min_pct) of one
+    port's line rate or of the median of the rails a finding naming NPU d and the node whose port d stands out in
+    O(culprit_ports). It returns RV(findings) and both measurements (RV(bench)).
   - O(step=ecn) (every node, in the PoD part of a run in parts, after O(step=pod)) checks whether the switch marked ECN on
     the node's ports under the benchmark after the change - only when that benchmark reached the gate (the PoD record
     says), it reads the node's CNP counters again (M(npuops.ascend.hccn_info), query V(stat)) and compares them with
@@ -310,6 +312,15 @@ options:
       - With O(step=pod) and O(phase=after), the scaling ladder - C(enabled) (default true), C(rungs) (node counts; empty,
         the powers of two below the PoD), C(max_rungs) (default 8), C(min_pct) (default 70, percent of the one-node
         rung) and C(intra_min_pct) (default 85, percent of the intra-node figure). Unset, no ladder.
+    type: dict
+  rails:
+    description:
+      - With O(step=pod) and O(phase=after), each rail on its own (NPU d of every node of O(hosts) over its own port), one
+        M(npuops.ascend.hccl_bench) call with C(rails) and the options of O(bench) at its largest size, one NPU per node -
+        C(mode) (V(auto), the default - only when the PoD's benchmark is below its gate or the ladder has a finding;
+        V(always); V(off)), C(min_pct) (default 85, percent of one port's line rate and of the median of the rails),
+        C(devices) (the NPU ids; empty, every NPU of O(bench)) and C(line_rate) (GB/s of one port, default 25), capped by
+        the intra-node figure of O(expected). Kept in C(data.rails) of the PoD record, with its findings. Unset, no rails.
     type: dict
   ecn_severity:
     description: With O(step=ecn), the severity of a port that saw no ECN mark.

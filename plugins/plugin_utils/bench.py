@@ -742,3 +742,122 @@ def scaling_ladder(rungs, intra=None, min_pct=70.0, intra_min_pct=85.0, pairwise
                     '; no port of it was read or stands out, so the NPU is not named' if host in named else '')))
         break  # the scaling gap covers the rung below the intra-node share as well
     return out
+
+
+# ---- stage 4: each rail on its own ---------------------------------------------------------------------------------
+
+RAIL_MEDIAN_SOURCE = 'the rails of one PoD share the fabric and the settings, so one far below the others is its own port'
+
+
+def _middle(values):
+    values = sorted(values)
+    if not values:
+        return None
+    half = len(values) // 2
+    return values[half] if len(values) % 2 else (values[half - 1] + values[half]) / 2.0
+
+
+def _rail_blame(device, hosts, pairwise, culprit_ports):
+    """[(node, why)] and how for rail ``device``: the nodes whose port ``device`` stands out in the pairwise search's
+    read of its slow nodes' ports, else the slow nodes the search names, else the first of ``hosts``."""
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.pairwise import (  # pylint: disable=import-outside-toplevel
+        _ports_by_culprit, _standing_out)
+    from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.ports import by_device  # pylint: disable=import-outside-toplevel
+    pairwise = pairwise if isinstance(pairwise, Mapping) else {}
+    culprits = [str(h) for h in (pairwise.get('culprits') or ([pairwise['culprit']] if pairwise.get('culprit') else []))]
+    if not culprits and isinstance(culprit_ports, Mapping) and isinstance(culprit_ports.get('results'), list):
+        culprits = [str(item.get('item')) for item in culprit_ports['results'] if isinstance(item, Mapping) and item.get('item')]
+    if hosts:
+        culprits = [host for host in culprits if host in hosts]
+    ports = _ports_by_culprit(culprits, culprit_ports) if culprits else {}
+    standing = []
+    for host in culprits:
+        if host in ports and ports[host].get('devices'):
+            out = _standing_out(by_device(ports[host]))
+            if device in out:
+                standing.append((host, 'its port stands out in the read of the slow nodes\' ports: %s' % ', '.join(out[device])))
+    if standing:
+        return standing
+    if culprits:
+        return [(host, 'the pairwise search names %s; no read of its ports singles out port %d' % (host, device))
+                for host in culprits]
+    first = hosts[0] if hosts else None
+    return [(first, 'the port read does not tell which node\'s port %d it is (no slow node was named and read: the '
+                    'pairwise search runs below the gate on 3 nodes or more); check port %d of every node of the rail'
+             % (device, device))]
+
+
+def rail_check(runs, line_rate_gb_s, intra=None, min_pct=85.0, culprit_ports=None, pairwise=None, hosts=None):
+    """Each rail on its own: NPU d of every node over its own port (hccl_bench's ``runs`` with ``rails``, one run per
+    NPU id with one NPU per node), against what one port carries and against the other rails.
+
+    ``runs``: ``[{device, peak_busbw_gb_s}]`` or ``{device, failed: true, msg}``. The expected figure of a rail is the
+    port's line rate capped by the intra-node figure (crossnode_busbw_expected with one port; ``intra`` its result or a
+    number). ``hosts``: the nodes of the rails (inventory names), the first named when the ports do not tell the node;
+    ``pairwise`` / ``culprit_ports``: the pairwise search's verdict and its read of the slow nodes' ports.
+
+    Returns ``{rails: [{device, busbw_gb_s, pct_of_expected, pct_of_median, msg}], expected_gb_s, median_gb_s,
+    min_pct, basis, findings}``: a rail below ``min_pct`` of the expected figure is a finding (``crossnode_rail``,
+    fail), and so is a rail below ``min_pct`` of the median of the rails; each names NPU d and the node whose port d
+    stands out (else the pairwise search's slow nodes, else the first node). A rail that did not run is a warning."""
+    name = 'rail_check'
+    if not is_number(min_pct) or not 0 < min_pct <= 100:
+        raise AnsibleFilterError('%s: min_pct must be above 0 and at most 100, got %s' % (name, short_repr(min_pct)))
+    if not isinstance(runs, (list, tuple)) or not all(isinstance(r, Mapping) and isinstance(r.get('device'), int)
+                                                       and not isinstance(r.get('device'), bool) for r in runs):
+        raise AnsibleFilterError('%s: runs must be a list of {device, peak_busbw_gb_s} (hccl_bench with rails), got %s'
+                                 % (name, short_repr(runs)))
+    if isinstance(intra, Mapping):
+        cap, source = intra.get('intra_gb_s'), intra.get('intra_from')
+    else:
+        cap, source = intra, 'stage 3' if is_number(intra) else None
+    if source == 'stage 3':
+        expected = crossnode_busbw_expected(line_rate_gb_s, 1, min_pct, intra=cap)
+    else:
+        expected = crossnode_busbw_expected(line_rate_gb_s, 1, min_pct, intra_floor=cap)
+    expected_gb_s = expected['expected_gb_s']
+    basis = 'the line rate of one port %s GB/s' % figure(expected['rails_gb_s'], 3)
+    if expected['intra_gb_s'] is not None and expected['intra_gb_s'] < expected['rails_gb_s']:
+        basis += ', capped by the intra-node busbw %s GB/s (%s)' % (figure(expected['intra_gb_s'], 3), expected['intra_from'])
+    hosts = [str(h) for h in hosts or []]
+    if not hosts and runs:
+        hosts = [str(h) for h in runs[0].get('hosts') or []]
+    rows = []
+    for run in runs:
+        busbw = run.get('peak_busbw_gb_s')
+        measured = is_number(busbw) and not run.get('failed')
+        rows.append({'device': run['device'], 'busbw_gb_s': busbw if measured else None,
+                     'pct_of_expected': _pct(busbw, expected_gb_s) if measured else None, 'pct_of_median': None,
+                     'msg': None if measured else (run.get('msg') or 'the rail did not measure')})
+    median = _middle([row['busbw_gb_s'] for row in rows if row['busbw_gb_s'] is not None])
+    for row in rows:
+        row['pct_of_median'] = _pct(row['busbw_gb_s'], median)
+    out = {'rails': rows, 'expected_gb_s': expected_gb_s, 'median_gb_s': None if median is None else round(median, 3),
+           'min_pct': min_pct, 'basis': basis, 'findings': []}
+    listing = ', '.join('NPU %d %s' % (row['device'], figure(row['busbw_gb_s'], 1)) for row in rows)
+    nodes = ', '.join(hosts) or 'the nodes'
+    for row in rows:
+        device = row['device']
+        what = 'rail %d (NPU %d of %s, each over its own port)' % (device, device, nodes)
+        if row['busbw_gb_s'] is None:
+            out['findings'].append(finding(hosts[0] if hosts else None, device, 'crossnode_rail', None,
+                                           '>= %s GB/s' % figure(expected_gb_s * min_pct / 100.0),
+                                           '%s did not measure: %s' % (what, row['msg']), WARN))
+            continue
+        if row['pct_of_expected'] < min_pct:
+            text = ('%s reaches %s GB/s, %s %% of the %s GB/s one port is expected to carry (%s), below %s %% (%s)'
+                    % (what, figure(row['busbw_gb_s'], 2), figure(row['pct_of_expected'], 1), figure(expected_gb_s, 2),
+                       basis, figure(min_pct), CROSSNODE_INTRA_SOURCE))
+            value = row['pct_of_expected']
+        elif row['pct_of_median'] is not None and row['pct_of_median'] < min_pct:
+            text = ('%s reaches %s GB/s, %s %% of the median of the rails %s GB/s, below %s %% (%s), although it meets '
+                    'the expected %s GB/s' % (what, figure(row['busbw_gb_s'], 2), figure(row['pct_of_median'], 1),
+                                              figure(median, 2), figure(min_pct), RAIL_MEDIAN_SOURCE,
+                                              figure(expected_gb_s, 2)))
+            value = row['pct_of_median']
+        else:
+            continue
+        for host, why in _rail_blame(device, hosts, pairwise, culprit_ports):
+            out['findings'].append(finding(host, device, 'crossnode_rail', value, '>= %s %%' % figure(min_pct),
+                                           '%s; the rails: %s; %s' % (text, listing, why)))
+    return out

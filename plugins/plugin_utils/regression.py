@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.figures import figure, is_number, signed
-from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN
+from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import FAIL, WARN, finding
 
 NOT_RUN = 'not run'
 
@@ -360,47 +360,36 @@ def stage_step_lines(steps):
 SCALING_MIN_PCT = 70.0     # the method: 2 x 8 NPUs falling below 70 % of linear is the communication gap (§一)
 
 
-def training_ladder(results, pod=None, host=None, warmup=10, min_steps=1, seq_length=None, min_pct=SCALING_MIN_PCT):
-    """The training benchmark run once on each rung of nodes (the results of the looped command task, each with
-    ``item`` the rung's node count, run on the first nodes of ``pod``): per rung the mean step time and TFLOP/s per NPU, and the scaling efficiency
-    against the one-node rung - TFLOP/s per NPU at n nodes over TFLOP/s per NPU on one node when the log prints it,
-    else the one-node step time over the step time at n nodes (the per-NPU batch fixed, as a data-parallel job grows).
-
-    Returns ``{rungs: [{nodes, hosts, measured, reason, mean_ms, tflops_per_npu, tokens_per_s, efficiency_pct, by}],
-    min_pct, findings}``; the first rung below ``min_pct`` is a failure naming the nodes it adds to the rung before.
-    """
+def _measured_rungs(results, name, key, host, warmup, min_steps, seq_length):
+    """The rungs of a looped benchmark task (each result's ``item`` the rung's count): ``[{<key>, measured, reason,
+    mean_ms, tflops_per_npu, tokens_per_s, efficiency_pct, by}]`` in the order of the count, and the efficiency of each
+    against the rung of 1 - TFLOP/s per NPU when the log prints it, else the step time of 1 over the rung's (the
+    per-NPU batch fixed, as a data-parallel job grows). -> (rungs, the rung of 1 or None)."""
     from ansible_collections.npuops.ascend.plugins.plugin_utils import bench  # pylint: disable=import-outside-toplevel
-    name = 'training_ladder'
-    if not is_number(min_pct) or not 0 < min_pct <= 100:
-        raise AnsibleFilterError('%s: min_pct must be a number above 0 and at most 100, got %r' % (name, min_pct))
     if results is not None and not isinstance(results, (list, tuple)):
         raise AnsibleFilterError('%s expects the results of the looped command task, got %s' % (name, type(results).__name__))
-    host = host or 'this node'
-    out = {'rungs': [], 'min_pct': min_pct, 'findings': []}
+    rungs = []
     for result in results or []:
         if not isinstance(result, Mapping) or result.get('skipped'):
             continue
         try:
-            nodes = int(result.get('item'))
+            count = int(result.get('item'))
         except (TypeError, ValueError):
             continue
-        hosts = [str(h) for h in (pod or [])[:nodes]]
-        measured = bench.baseline_measure([dict(result, regression_run=nodes)], host=host, warmup=warmup,
+        measured = bench.baseline_measure([dict(result, regression_run=count)], host=host, warmup=warmup,
                                           min_steps=min_steps, seq_length=seq_length)
-        rung = {'nodes': nodes, 'hosts': hosts, 'measured': bool(measured.get('measured')), 'reason': measured.get('reason'),
+        rung = {key: count, 'measured': bool(measured.get('measured')), 'reason': measured.get('reason'),
                 'mean_ms': measured.get('mean_ms'), 'tflops_per_npu': measured.get('tflops_per_npu'),
                 'tokens_per_s': measured.get('tokens_per_s'), 'efficiency_pct': None, 'by': None}
         if not rung['measured']:
             texts = [f.get('msg') for f in measured.get('findings') or [] if isinstance(f, Mapping)]
             rung['reason'] = texts[0] if texts else rung['reason']
-        out['rungs'].append(rung)
-    out['rungs'].sort(key=lambda r: r['nodes'] if isinstance(r['nodes'], int) else 0)
-    base = next((r for r in out['rungs'] if r['nodes'] == 1 and r['measured']), None)
+        rungs.append(rung)
+    rungs.sort(key=lambda r: r[key])
+    base = next((r for r in rungs if r[key] == 1 and r['measured']), None)
     if base is None:
-        if out['rungs']:
-            out['reason'] = 'the one-node rung did not measure: no efficiency'
-        return out
-    for rung in out['rungs']:
+        return rungs, None
+    for rung in rungs:
         if not rung['measured']:
             continue
         if is_number(base['tflops_per_npu']) and is_number(rung['tflops_per_npu']) and base['tflops_per_npu'] > 0:
@@ -409,6 +398,35 @@ def training_ladder(results, pod=None, host=None, warmup=10, min_steps=1, seq_le
         elif is_number(base['mean_ms']) and is_number(rung['mean_ms']) and rung['mean_ms'] > 0:
             rung['efficiency_pct'] = round(base['mean_ms'] / rung['mean_ms'] * 100.0, 1)
             rung['by'] = 'step time (per-NPU batch fixed)'
+    return rungs, base
+
+
+def _check_min_pct(name, min_pct):
+    if not is_number(min_pct) or not 0 < min_pct <= 100:
+        raise AnsibleFilterError('%s: min_pct must be a number above 0 and at most 100, got %r' % (name, min_pct))
+
+
+def training_ladder(results, pod=None, host=None, warmup=10, min_steps=1, seq_length=None, min_pct=SCALING_MIN_PCT):
+    """The training benchmark run once on each rung of nodes (the results of the looped command task, each with
+    ``item`` the rung's node count, run on the first nodes of ``pod``): per rung the mean step time and TFLOP/s per NPU,
+    and the scaling efficiency against the one-node rung - TFLOP/s per NPU at n nodes over TFLOP/s per NPU on one node
+    when the log prints it, else the one-node step time over the step time at n nodes (the per-NPU batch fixed, as a
+    data-parallel job grows).
+
+    Returns ``{rungs: [{nodes, hosts, measured, reason, mean_ms, tflops_per_npu, tokens_per_s, efficiency_pct, by}],
+    min_pct, findings}``; the first rung below ``min_pct`` is a failure naming the nodes it adds to the rung before.
+    """
+    name = 'training_ladder'
+    _check_min_pct(name, min_pct)
+    host = host or 'this node'
+    rungs, base = _measured_rungs(results, name, 'nodes', host, warmup, min_steps, seq_length)
+    for rung in rungs:
+        rung['hosts'] = [str(h) for h in (pod or [])[:rung['nodes']]]
+    out = {'rungs': rungs, 'min_pct': min_pct, 'findings': []}
+    if base is None:
+        if rungs:
+            out['reason'] = 'the one-node rung did not measure: no efficiency'
+        return out
     previous = []
     for rung in out['rungs']:
         if rung['efficiency_pct'] is not None and rung['nodes'] > 1 and rung['efficiency_pct'] < min_pct:
@@ -428,6 +446,75 @@ def training_ladder(results, pod=None, host=None, warmup=10, min_steps=1, seq_le
         if rung['measured']:
             previous = rung['hosts']
     return out
+
+
+LINEARITY_MIN_PCT = 95.0   # the method, section 1: the linearity of one node of 8 NPUs is near 95 %
+LINEARITY_SOURCE = 'the method, section 1: one node of 8 NPUs scales near 95 % linearly'
+
+
+def rung_devices(count, devices=None):
+    """The NPUs of a rung of ``count`` NPUs inside one node: the first ``count`` of ``devices`` (default 0, 1, ...)."""
+    devices = list(range(count)) if devices is None else [int(d) for d in devices]
+    return devices[:count]
+
+
+def linearity_ladder(results, host=None, devices=None, warmup=10, min_steps=1, seq_length=None, min_pct=LINEARITY_MIN_PCT,
+                     suspects=None):
+    """The training benchmark inside one node on 1, 2, 4, ... NPUs (the results of the looped command task, each with
+    ``item`` the rung's NPU count, run on the first NPUs of ``devices``): per rung the mean step time, TFLOP/s per NPU
+    and the linearity - the efficiency per NPU against one NPU (as training_ladder computes it across nodes).
+
+    The first rung below ``min_pct`` is a warning (the method gives near 95 % as what a healthy node reaches, not a
+    limit it sets) on ``host``, naming the NPUs the rung adds to the one before; ``suspects`` ({device: why}, what an
+    earlier stage of the run found on an NPU of the node, e.g. stage 0's throttling) narrows it to those of them.
+
+    Returns ``{rungs: [{npus, devices, measured, reason, mean_ms, tflops_per_npu, tokens_per_s, efficiency_pct, by}],
+    min_pct, findings}``."""
+    name = 'linearity_ladder'
+    _check_min_pct(name, min_pct)
+    host = host or 'this node'
+    rungs, base = _measured_rungs(results, name, 'npus', host, warmup, min_steps, seq_length)
+    for rung in rungs:
+        rung['devices'] = rung_devices(rung['npus'], devices)
+    out = {'rungs': rungs, 'min_pct': min_pct, 'findings': []}
+    if base is None:
+        if rungs:
+            out['reason'] = 'the rung of one NPU did not measure: no linearity'
+        return out
+    suspects = dict((int(k), str(v)) for k, v in (suspects or {}).items() if str(k).isdigit())
+    previous = []
+    for rung in rungs:
+        if rung['efficiency_pct'] is not None and rung['npus'] > 1 and rung['efficiency_pct'] < min_pct:
+            added = [d for d in rung['devices'] if d not in previous] or rung['devices']
+            named = [d for d in added if d in suspects]
+            ladder = ', '.join('%s NPU%s %s %%' % (r['npus'], '' if r['npus'] == 1 else 's', figure(r['efficiency_pct']))
+                               for r in rungs if r['efficiency_pct'] is not None)
+            text = ('the training benchmark on %d NPUs of the node (%s) runs at %s %% of one NPU per NPU (%s, by %s), '
+                    'below the %s %% linearity of %s (regression_linearity_min_pct); this rung adds NPU %s'
+                    % (rung['npus'], ', '.join(str(d) for d in rung['devices']), figure(rung['efficiency_pct']),
+                       ladder, rung['by'], figure(min_pct), LINEARITY_SOURCE, ', '.join(str(d) for d in added)))
+            for device in named or [None]:
+                why = ('; an earlier stage of this run found on NPU %d: %s' % (device, suspects[device])) if device is not None \
+                    else ': check their health (stage 0: throttling, temperature, errors) and the HCCS figure of stage 3'
+                out['findings'].append(finding(host, device, 'training_linearity', rung['efficiency_pct'],
+                                               '>= %s %%' % figure(min_pct), text + why, severity=WARN))
+            break
+        if rung['measured']:
+            previous = rung['devices']
+    return out
+
+
+def linearity_lines(ladder):
+    """One line for the linearity ladder inside a node, for the play's output ([] when it did not run)."""
+    rungs = (ladder or {}).get('rungs') or []
+    if not rungs:
+        return []
+    parts = ['%s NPU%s %s' % (r['npus'], '' if r['npus'] == 1 else 's',
+                              ('%s %%' % figure(r['efficiency_pct'])) if r['efficiency_pct'] is not None
+                              else ('%s ms' % figure(r['mean_ms']) if r['measured'] else 'not measured'))
+             for r in rungs]
+    return ['training benchmark inside the node (linearity per NPU against one NPU, near %s %%): %s'
+            % (figure(ladder.get('min_pct')), ', '.join(parts))]
 
 
 def training_ladder_lines(ladder):

@@ -117,7 +117,7 @@ def _bandwidth(sources):
         cross = {'before_gb_s': busbw.get('before'), 'after_gb_s': busbw.get('after'), 'gate_gb_s': busbw.get('gate'),
                  'check_mode': bool(pod.get('check_mode'))}
     return {'intra_ran': bool(intra), 'intra': intra, 'cross_ran': cross is not None, 'cross': cross,
-            'scaling': _scaling(sources)}
+            'scaling': _scaling(sources), 'rails': _rails(sources)}
 
 
 def _hosts_text(hosts):
@@ -156,6 +156,44 @@ def _scaling(sources):
 
 
 SCALING_HEADER = ['nodes', 'hosts', 'busbw (GB/s)', 'efficiency %', '% of intra-node', 'result']
+
+
+def _rails(sources):
+    """Each rail on its own (``data.rails`` of ``pod/stage4.json``, bench.rail_check): ``{ran, skipped, msg, why, rows:
+    [{device, busbw_gb_s, pct_of_expected, pct_of_median, status}], expected_gb_s, basis, min_pct, findings}``."""
+    rails = _mapping(_mapping(_mapping(sources.get('pod/stage4.json')).get('data')).get('rails'))
+    if not rails:
+        return {'ran': False}
+    min_pct = rails.get('min_pct')
+    rows = []
+    for rail in rails.get('rails') or []:
+        rail = _mapping(rail)
+        expected, median = rail.get('pct_of_expected'), rail.get('pct_of_median')
+        if not is_number(rail.get('busbw_gb_s')):
+            status = 'not measured'
+        elif is_number(min_pct) and any(is_number(v) and v < min_pct for v in (expected, median)):
+            status = FAIL
+        else:
+            status = 'ok'
+        rows.append({'device': rail.get('device'), 'busbw_gb_s': rail.get('busbw_gb_s'), 'pct_of_expected': expected,
+                     'pct_of_median': median, 'status': status})
+    return {'ran': True, 'skipped': bool(rails.get('skipped')), 'msg': rails.get('msg'), 'why': rails.get('why'),
+            'rows': rows, 'expected_gb_s': rails.get('expected_gb_s'), 'basis': rails.get('basis'), 'min_pct': min_pct,
+            'findings': [str(_mapping(f).get('msg')) for f in rails.get('findings') or []]}
+
+
+RAILS_HEADER = ['rail (NPU)', 'busbw (GB/s)', '% of expected', '% of the median rail', 'result']
+
+
+def _rail_cells(row):
+    return [row['device'], row['busbw_gb_s'], row['pct_of_expected'], row['pct_of_median'], row['status']]
+
+
+def _rails_text(rl):
+    return ('Each rail is NPU d of every node over its own port, one NPU per node (measured because %s). Expected %s GB/s '
+            '(%s); a rail below %s %% of it or of the median rail fails (roce_lossless_rail_min_pct; %s).' % (
+                rl['why'] or 'asked', figure(rl['expected_gb_s']), rl['basis'] or 'the line rate of a port',
+                figure(rl['min_pct']), CROSSNODE_INTRA_SOURCE))
 
 
 def _scaling_cells(rung):
@@ -285,7 +323,8 @@ def _regression(sources):
             'verdict': comparison.get('verdict') or NOT_RUN, 'metrics': list(comparison.get('metrics') or []),
             'improvement_pct': data.get('improvement_pct'), 'tolerance_pct': data.get('tolerance_pct'),
             'findings': [str(_mapping(f).get('msg')) for f in comparison.get('findings') or []],
-            'chart': _chart(comparison), 'steps': _steps(data), 'ladder': _training_ladder(comparison)}
+            'chart': _chart(comparison), 'steps': _steps(data), 'ladder': _training_ladder(comparison),
+            'linearity': _linearity(comparison)}
 
 
 def _training_ladder(comparison):
@@ -305,6 +344,24 @@ def _training_ladder(comparison):
 
 
 LADDER_HEADER = ['nodes', 'hosts', 'step time (ms)', 'TFLOP/s per NPU', 'efficiency %', 'result']
+
+
+def _linearity(comparison):
+    """The training benchmark on 1, 2, 4, ... NPUs of one node (regression_linearity_command): one row per rung."""
+    ladder = _mapping(comparison.get('linearity'))
+    rows = []
+    for rung in ladder.get('rungs') or []:
+        rung = _mapping(rung)
+        devices = ', '.join(str(d) for d in rung.get('devices') or [])
+        low = (rung.get('efficiency_pct') is not None and (rung.get('npus') or 1) > 1
+               and rung['efficiency_pct'] < (ladder.get('min_pct') or 0))
+        rows.append({'nodes': rung.get('npus'), 'hosts': devices, 'step_ms': rung.get('mean_ms'),
+                     'tflops_per_npu': rung.get('tflops_per_npu'), 'efficiency_pct': rung.get('efficiency_pct'),
+                     'status': 'not measured' if not rung.get('measured') else 'warn' if low else 'ok'})
+    return {'rows': rows, 'min_pct': ladder.get('min_pct')}
+
+
+LINEARITY_HEADER = ['NPUs', 'NPU ids', 'step time (ms)', 'TFLOP/s per NPU', 'linearity %', 'result']
 
 
 def _ladder_cells(row):
@@ -451,6 +508,15 @@ def run_report_markdown(model):
         out += ['', _md(_scaling_text(sc))]
         if sc['findings'] or _unmeasured(sc):
             out += [''] + ['- %s' % _md(m) for m in _unmeasured(sc) + sc['findings']]
+    rl = bw.get('rails') or {'ran': False}
+    if rl['ran']:
+        out += ['', '### Rails (stage 4)', '']
+        if rl['skipped'] or not rl['rows']:
+            out.append('Not measured: %s' % _md(rl['msg'] or 'no rail'))
+        else:
+            out += _md_table(RAILS_HEADER, [_rail_cells(r) for r in rl['rows']])
+            out += ['', _md(_rails_text(rl))]
+            out += [''] + ['- %s' % _md(m) for m in rl['findings']] if rl['findings'] else []
     reg = model['regression']
     out += ['', '## Before / after (stage 9)', '']
     if not reg['ran']:
@@ -471,6 +537,11 @@ def run_report_markdown(model):
                 'Scaling efficiency per NPU against one node; below %s %% is the communication gap the method names.'
                 % _md(reg['ladder']['min_pct']), '']
         out += _md_table(LADDER_HEADER, [_ladder_cells(r) for r in reg['ladder']['rows']])
+    if reg['ran'] and reg['linearity']['rows']:
+        out += ['', '### Training benchmark on 1, 2, ... NPUs of one node', '',
+                'Linearity per NPU against one NPU; the method gives near %s %% for one node of 8 NPUs (below it is a '
+                'warning).' % _md(reg['linearity']['min_pct']), '']
+        out += _md_table(LINEARITY_HEADER, [_ladder_cells(r) for r in reg['linearity']['rows']])
     if reg['ran'] and reg['steps']:
         out += ['', '### What each stage bought', '',
                 'The benchmark measured right after each tuning stage (npuops_measure_each_stage), each against the '
@@ -647,6 +718,16 @@ def run_report_html(model):
                                             for r in sc['rungs']], 'scaling-ladder')
         out.append('<p class="meta">%s</p>' % _e(_scaling_text(sc)))
         out += _html_list(_unmeasured(sc) + sc['findings'])
+    rl = bw.get('rails') or {'ran': False}
+    if rl['ran']:
+        out.append('<h3>Rails (stage 4)</h3>')
+        if rl['skipped'] or not rl['rows']:
+            out.append('<p class="notrun">Not measured: %s</p>' % _e(rl['msg'] or 'no rail'))
+        else:
+            out += _html_table(RAILS_HEADER, [_rail_cells(r)[:-1] + [(r['status'], _status_class(r['status']))]
+                                              for r in rl['rows']], 'rails')
+            out.append('<p class="meta">%s</p>' % _e(_rails_text(rl)))
+            out += _html_list(rl['findings'])
     reg = model['regression']
     out.append('<h2 id="regression">Before / after (stage 9)</h2>')
     if not reg['ran']:
@@ -670,6 +751,12 @@ def run_report_html(model):
                    'the method names.</p>' % _e(reg['ladder']['min_pct']))
         out += _html_table(LADDER_HEADER, [_ladder_cells(r)[:-1] + [(r['status'], _status_class(r['status']))]
                                            for r in reg['ladder']['rows']], 'training-ladder')
+    if reg['ran'] and reg['linearity']['rows']:
+        out.append('<h3>Training benchmark on 1, 2, ... NPUs of one node</h3>')
+        out.append('<p class="meta">Linearity per NPU against one NPU; the method gives near %s %% for one node of 8 NPUs '
+                   '(below it is a warning).</p>' % _e(reg['linearity']['min_pct']))
+        out += _html_table(LINEARITY_HEADER, [_ladder_cells(r)[:-1] + [(r['status'], _status_class(r['status']))]
+                                              for r in reg['linearity']['rows']], 'linearity-ladder')
     if reg['ran'] and reg['steps']:
         out.append('<h3>What each stage bought</h3>')
         out.append('<p class="meta">The benchmark measured right after each tuning stage (npuops_measure_each_stage), '

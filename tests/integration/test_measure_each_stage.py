@@ -70,7 +70,7 @@ def test_each_tuning_stage_is_measured_and_stage_9_shows_what_each_bought(measur
 
 
 def test_without_the_option_the_measurement_plays_are_one_skipped_task(pod, measured_run):
-    rc, out = pod.playbook("site.yml", {"npuops_run_id": "unmeasured"}, ["--tags", "stage5,stage6"])
+    rc, out = pod.playbook("site.yml", {"npuops_run_id": "unmeasured"}, ["--tags", "stage5"])
     assert rc == 0, out[-4000:]
     assert not glob.glob(os.path.join(pod.reports, "unmeasured", "pod", "measure-stage*.json"))
     assert out.count("TASK [Measure what stage 5 bought, when npuops_measure_each_stage asks for it]") == 1
@@ -107,13 +107,19 @@ def test_a_job_bound_to_a_far_numa_node_shows_in_stage_9s_split_of_the_step(pod,
 
 def test_the_training_benchmark_ladder_names_the_node_that_breaks_the_scaling(pod, measured_run):
     """regression_scaling_command runs the training job on 1 node, then on both: with one slow port on node02 (a
-    tenth of its speed) the two-node rung falls below 70 % of one node per NPU and stage 9 names node02."""
+    tenth of its speed) the two-node rung falls below 70 % of one node per NPU and stage 9 names node02.
+    regression_linearity_command runs it on 1, 2, 4 and 8 NPUs of node01: NPU 6 throttled to 1500 MHz holds the
+    8-NPU rung below the method's 95 %, a warning naming the NPUs that rung adds."""
     pod.node("node02", "/usr/local/sbin/npu-sim", "fault", "set", "slow-port", "--device", "3", "--value", "0.1")
+    pod.node("node01", "/usr/local/sbin/npu-sim", "fault", "set", "throttle", "--device", "6", "--value", "1500")
     try:
         rc, out = pod.playbook("site.yml", {"regression_scaling_command": "/usr/local/sbin/npu-sim train --steps 30 --nodes {nodes}",
+                                            "regression_linearity_command":
+                                                "/usr/local/sbin/npu-sim train --steps 30 --nodes 1 --npus {npus}",
                                             "npuops_run_id": "ladder"}, ["--tags", "stage9"])
     finally:
         pod.node("node02", "/usr/local/sbin/npu-sim", "fault", "clear", "slow-port")
+        pod.node("node01", "/usr/local/sbin/npu-sim", "fault", "clear", "throttle")
     report = _load(os.path.join(pod.reports, "ladder", "stage9-regression", "regression.json"))
     ladder = report["comparison"]["scaling"]
     assert [(r["nodes"], r["hosts"]) for r in ladder["rungs"]] == [(1, ["node01"]), (2, ["node01", "node02"])], ladder
@@ -123,3 +129,13 @@ def test_the_training_benchmark_ladder_names_the_node_that_breaks_the_scaling(po
     summary = _load(os.path.join(pod.reports, "ladder", "summary.json"))
     assert summary["nodes"]["node02"]["stage9"]["status"] == "failed"
     assert any("training benchmark over 2 nodes" in text for text in summary["nodes"]["node02"]["stage9"]["failures"])
+    linearity = report["comparison"]["linearity"]
+    assert [(r["npus"], r["devices"]) for r in linearity["rungs"]] == [
+        (1, [0]), (2, [0, 1]), (4, [0, 1, 2, 3]), (8, list(range(8)))], linearity
+    assert all(r["efficiency_pct"] >= 95 for r in linearity["rungs"][:3]), linearity
+    assert 75 < linearity["rungs"][3]["efficiency_pct"] < 90, linearity
+    assert "node01: the training benchmark on 8 NPUs of the node (0, 1, 2, 3, 4, 5, 6, 7) runs at " in out, out[-3000:]
+    assert "this rung adds NPU 4, 5, 6, 7" in out
+    assert "training benchmark inside the node (linearity per NPU against one NPU, near 95 %): 1 NPU 100 %, " in out
+    warnings = summary["nodes"]["node01"]["stage9"]["warnings"]
+    assert any("training benchmark on 8 NPUs" in text for text in warnings), warnings

@@ -10,7 +10,10 @@ export ANSIBLE_COLLECTIONS_PATH="$NPUOPS_COLLECTIONS_ROOT"
 export MOLECULE_GLOB='molecule/*/molecule.yml'
 export PYTHONPATH="$NPUOPS_COLLECTIONS_ROOT${PYTHONPATH:+:$PYTHONPATH}"
 if [ "$#" -gt 0 ]; then
-  for scenario in "$@"; do molecule test -s "$scenario"; done
+  for scenario in "$@"; do
+    TIMEFORMAT="molecule.sh: scenario $scenario took %R s (CPU %U s user + %S s system)"
+    time molecule test -s "$scenario"
+  done
 else
   molecule test --all
 fi

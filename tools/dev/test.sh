@@ -33,7 +33,9 @@ run_lane() {
     started=$SECONDS
     echo "== [$lane] make $target"
     # -o setup: make test ran setup once before the lanes; a lane must not rebuild the venv under another
-    make --no-print-directory -o setup "$target"
+    # the CPU time of the target's processes that were waited for (the 2 cores are the limit of make test)
+    TIMEFORMAT="== [$lane] make $target: %R s, CPU %U s user + %S s system"
+    time make --no-print-directory -o setup "$target"
     rc=$?
     if [ "$rc" -ne 0 ]; then
       echo "== [$lane] make $target FAILED (exit $rc) after $((SECONDS - started)) s"
@@ -67,7 +69,7 @@ for lane in "${lanes[@]}"; do
   fi
 done
 echo "== time per target:"
-for lane in "${lanes[@]}"; do grep -h '^== \[' "build/test-$lane.log"; done | grep -E 'passed|FAILED'
+for lane in "${lanes[@]}"; do grep -h '^== \[' "build/test-$lane.log"; done | grep -E 'passed|FAILED|CPU'
 if [ "${#failed[@]}" -gt 0 ]; then
   # the end of a failed lane's log again, last: a CI page that keeps only the tail of the output still shows why
   for lane in "${failed[@]}"; do

@@ -527,6 +527,8 @@ def cmd_train(args, path, res):
     _require_ports(states)
     if args.nodes:
         states = states[:args.nodes]
+    if args.npus is not None and not 1 <= args.npus <= len(st["npus"]):
+        raise ControlError("--npus must be 1-%d, the NPUs of %s (got %d)" % (len(st["npus"]), st.get("hostname"), args.npus))
     # The clock of the state (settings.clock pins it) dates the lines: same state + seed, same output.
     shift = 0.0
     if args.seed is None and perf.noise_shift(st, 0):
@@ -536,7 +538,7 @@ def cmd_train(args, path, res):
             data["settings"]["noisy_runs"] = runs + 1
         shift = perf.noise_shift(st, runs)
     for line in perf.train_lines(states, st, steps=args.steps, seed=args.seed, log_interval=args.log_interval,
-                                 start=node_mod.now(st), run_shift=shift):
+                                 start=node_mod.now(st), run_shift=shift, npus=args.npus):
         res.o(line)
 
 
@@ -619,6 +621,8 @@ def build_parser():
     train.add_argument("--seed", type=int, help="same lines for the same seed and state (default: new each run)")
     train.add_argument("--log-interval", type=int, default=1)
     train.add_argument("--nodes", type=int)
+    train.add_argument("--npus", type=int, help="NPUs per node the job runs on, the first of ASCEND_RT_VISIBLE_DEVICES "
+                       "(torchrun's --nproc_per_node; default: the whole node)")
     train.add_argument("--state", dest="state_sub")
 
     allr = sub.add_parser("allreduce", help="print a modelled hccl_test all_reduce_test table")

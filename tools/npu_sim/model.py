@@ -95,16 +95,28 @@ def slow_factor_of(fault):
     return factor if 0.0 < factor <= 1.0 else SLOW_FACTOR
 
 
-def slow_faults(st, npus=None):
-    """``slow-node`` and ``slow-port`` faults of a node as [(kind, device, factor)]; with ``npus``, only the
-    ports a run on NPUs 0..npus-1 uses (a port-less slow-port fault covers every port)."""
+def job_ports(npus=None, devices=None):
+    """The NPU ports a run uses, as a set: ``devices`` (the job's physical NPUs) when given, else NPUs 0..npus-1;
+    None (every port) without either."""
+    if devices is not None:
+        return set(int(device) for device in devices)
+    if npus is not None:
+        return set(range(int(npus)))
+    return None
+
+
+def slow_faults(st, npus=None, devices=None):
+    """``slow-node`` and ``slow-port`` faults of a node as [(kind, device, factor)]; with ``devices`` (the job's
+    physical NPUs, ASCEND_RT_VISIBLE_DEVICES) or ``npus`` (NPUs 0..npus-1), only the ports the run uses (a port-less
+    slow-port fault covers every port)."""
+    ports = job_ports(npus, devices)
     found = []
     for fault in st.get("faults", []):
         kind = fault.get("kind")
         if kind not in SLOW_KINDS:
             continue
         device = fault.get("device")
-        if kind == "slow-port" and device is not None and npus is not None and int(device) >= int(npus):
+        if kind == "slow-port" and device is not None and ports is not None and int(device) not in ports:
             continue
         found.append((kind, None if device is None else int(device), slow_factor_of(fault)))
     return found
@@ -199,11 +211,16 @@ def cnp_per_port(sizes, iters, warmup, nodes):
     return int(round(CNP_PER_GB * bus_bytes / 1e9))
 
 
-def add_cnp(data, npus, count):
-    """Add ``count`` CNPs to ``roce_tx_cnp_pkt_num`` and ``roce_rx_cnp_pkt_num`` of NPUs 0..npus-1 of the state
-    ``data`` (in place), except on the ports whose switch does not mark ECN. -> the devices counted."""
+def add_cnp(data, npus, count, devices=None):
+    """Add ``count`` CNPs to ``roce_tx_cnp_pkt_num`` and ``roce_rx_cnp_pkt_num`` of the job's NPUs of the state
+    ``data`` (in place): ``devices`` (its physical NPUs) when given, else NPUs 0..npus-1; not on the ports whose switch
+    does not mark ECN. -> the devices counted."""
     counted = []
-    for device in range(min(int(npus), len(data["npus"]))):
+    present = len(data["npus"])
+    wanted = sorted(job_ports(npus, devices)) if devices is not None else range(min(int(npus), present))
+    for device in wanted:
+        if not 0 <= device < present:
+            continue
         if switch_no_ecn(data, device):
             continue
         net = data["npus"][device]["net"]

@@ -3,7 +3,10 @@
 ``all_reduce_test`` parses the options of hccl_test (``hccl_test_common.cc``: ``-b -e -i -f -n -o -d -r
 -w -c -p -h`` and their long forms) and prints the table of the performance model (perf.allreduce_lines)
 in the layout of the real tool (tests/fixtures/captures/extra_hccl_test.txt). Its error texts are those
-of the hccl_test source (printed on stdout); no capture shows them.
+of the hccl_test source (printed on stdout); no capture shows them. It honours ASCEND_RT_VISIBLE_DEVICES
+(CANN's runtime shows the job only the NPUs it lists, logical device i being the i-th of them): the job's
+NPUs on every node of the run are the first ``-p`` visible ones, and only their ports slow the run or count
+its CNPs.
 
 ``mpirun`` is NOT an MPI launcher: it starts no ranks. It reads the host list (``-f``/``-hostfile``/
 ``--hostfile``/``-machinefile`` FILE, ``-hosts a,b``), exports ``-genv``/``-env`` values, and then runs the
@@ -196,6 +199,32 @@ def _run_nodes(st, registry, nodes, env):
     return chosen[:max(1, nodes)]
 
 
+VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
+
+
+def visible_devices(env, count):
+    """The physical NPUs CANN's runtime shows the job: the ids of ASCEND_RT_VISIBLE_DEVICES (comma-separated, in
+    their order; logical device i is the i-th of them) when it is set, else 0..count-1. -> (ids, the ids that are
+    not NPUs of the node)."""
+    text = str(env.get(VISIBLE_ENV) or "").strip()
+    if not text:
+        return list(range(count)), []
+    ids, unknown = [], []
+    for item in text.split(","):
+        item = item.strip()
+        if item.isdigit() and int(item) < count:
+            if int(item) not in ids:
+                ids.append(int(item))
+        elif item:
+            unknown.append(item)
+    return ids, unknown
+
+
+def job_devices(env, count, npus):
+    """The job's physical NPUs on every node of the run: the first ``npus`` of the visible ones."""
+    return visible_devices(env, count)[0][:max(0, int(npus))]
+
+
 def mpi_nodes(env=None):
     env = os.environ if env is None else env
     value = str(env.get(MPI_NODES_ENV) or "1")
@@ -212,7 +241,12 @@ def all_reduce_test(argv, path, env=None):
         res.e("npu-sim: %s (%s) links its chips over PCIe only; the simulator models all_reduce_test on HCCS and RoCE "
               "nodes only" % (st.get("hostname"), st.get("product")))
         return res.fail(1)
-    devices = len(st["npus"])
+    visible, unknown = visible_devices(env, len(st["npus"]))
+    if unknown or not visible:
+        res.e("npu-sim: %s=%s names no NPU of %s (NPUs 0-%d): no device is visible to the job"
+              % (VISIBLE_ENV, env.get(VISIBLE_ENV), st.get("hostname"), len(st["npus"]) - 1))
+        return res.fail(1)
+    devices = len(visible)
     nodes = mpi_nodes(env)
     ranks = _int(env.get(MPI_NP_ENV, "")) if env.get(MPI_NP_ENV) else 0
     try:
@@ -229,28 +263,29 @@ def all_reduce_test(argv, path, env=None):
         res.o(line)
     pairs = run_node_paths(st, path, nodes, env)
     states = [node for _path, node in pairs]
+    job = visible[:plan["npus"]]
     lines = perf.allreduce_lines(states, nodes, plan["low"], plan["high"], env=env, npus_per_node=plan["npus"],
                                  iters=plan["iters"], warmup=plan["warmup"], check=plan["check"],
-                                 sizes=list(_sizes(plan)))
+                                 sizes=list(_sizes(plan)), devices=job)
     for line in lines:
         res.o(line)
     sizes = list(_sizes(plan))
     if len(pairs) > 1 and not perf.roce_check(states, env):
-        record_cnp(pairs, plan["npus"], model.cnp_per_port(sizes, plan["iters"], plan["warmup"], len(pairs)))
+        record_cnp(pairs, plan["npus"], model.cnp_per_port(sizes, plan["iters"], plan["warmup"], len(pairs)), job)
     return res
 
 
-def record_cnp(pairs, npus, count):
-    """The CNPs of a lossless cross-node run: ``count`` more sent and received on NPUs 0..npus-1 of every node
-    of the run (not on a port whose switch does not mark ECN), written into each node's state file under that
-    node's lock, one node after the other (no two locks held at once). A node whose state cannot be written
-    is skipped: the run's output does not depend on it."""
+def record_cnp(pairs, npus, count, devices=None):
+    """The CNPs of a lossless cross-node run: ``count`` more sent and received on the job's NPUs of every node
+    of the run (``devices``, its physical NPUs; else 0..npus-1; not on a port whose switch does not mark ECN),
+    written into each node's state file under that node's lock, one node after the other (no two locks held at
+    once). A node whose state cannot be written is skipped: the run's output does not depend on it."""
     if count <= 0:
         return
     for node_path, _node in pairs:
         try:
             with statefile.transaction(node_path) as data:
-                model.add_cnp(data, npus, count)
+                model.add_cnp(data, npus, count, devices)
         except (statefile.StateError, OSError):
             continue
 

@@ -13,8 +13,10 @@ busbw (GB/s):
   one when several: a ring runs at the speed of its slowest link).
 - cross-node AllReduce of a job (what hccl_test reports as busbw for every rank): lossless, every NPU
   of a node sends over its own port, so a node carries p ports x 22.5 (x the slow factor), capped by
-  the intra-node HCCS figure (the ranks cannot go faster across nodes than inside one); lossy, the
-  retransmissions stall the whole job at 3.0 (x the slow factor) - "a few GB/s", as the method puts it.
+  the intra-node HCCS figure (the ranks cannot go faster across nodes than inside one); with one NPU per
+  node (a rail) there is no HCCS part: 22.5 x the slow factor; lossy, the retransmissions stall the whole
+  job at 3.0 (x the slow factor) - "a few GB/s", as the method puts it. The job's NPUs are those
+  ASCEND_RT_VISIBLE_DEVICES makes visible (else 0..N-1), the first p of them; only their ports count.
 Training step time = compute + gradient AllReduce time (its cross-node part over one rank's port), +8 % without NUMA binding
 (NPU_SIM_NUMA_NODE unset), +15 % bound to a NUMA node that is not the one of the job's NPU (the first of
 ASCEND_RT_VISIBLE_DEVICES, else NPU 0: its CPUs and memory across the socket link), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
@@ -101,22 +103,24 @@ def roce_check(states, env=None):
     return reasons
 
 
-def slow_culprits(states, npus_per_node=None):
+def slow_culprits(states, npus_per_node=None, devices=None):
     """The ``slow-node``/``slow-port`` faults of a run's nodes: [{"node", "kind", "device", "factor"}]
-    (``device`` null for a whole node or all its ports). With ``npus_per_node`` P, only ports 0..P-1 count."""
+    (``device`` null for a whole node or all its ports). With ``devices`` (the job's physical NPUs) only their ports
+    count; else with ``npus_per_node`` P, only ports 0..P-1."""
     found = []
     for st in states or []:
-        for kind, device, factor in model.slow_faults(st, npus_per_node):
+        for kind, device, factor in model.slow_faults(st, npus_per_node, devices):
             found.append({"node": st.get("hostname"), "kind": kind, "device": device, "factor": factor})
     return found
 
 
-def slow_factor(states, npus_per_node=None):
-    """Factor of the cross-node busbw: the smallest slow-port/slow-node factor of the run's nodes; 1.0 for a
-    single node (HCCS inside a node does not use the ports) or without such a fault."""
+def slow_factor(states, npus_per_node=None, devices=None):
+    """Factor of the cross-node busbw: the smallest slow-port/slow-node factor of the run's nodes (on the job's
+    ports: ``devices``, else 0..npus_per_node-1); 1.0 for a single node (HCCS inside a node does not use the ports)
+    or without such a fault."""
     if len(states or []) < 2:
         return 1.0
-    return min([item["factor"] for item in slow_culprits(states, npus_per_node)] or [1.0])
+    return min([item["factor"] for item in slow_culprits(states, npus_per_node, devices)] or [1.0])
 
 
 def inter_busbw(states, env=None, npus_per_node=None):
@@ -125,13 +129,17 @@ def inter_busbw(states, env=None, npus_per_node=None):
     return roce * slow_factor(states, npus_per_node)
 
 
-def crossnode_busbw(states, env=None, npus_per_node=8):
+def crossnode_busbw(states, env=None, npus_per_node=8, devices=None):
     """busbw of a cross-node AllReduce: lossless, p ports x 22.5 x the slow factor capped by the HCCS figure of
-    p NPUs; lossy, 3.0 x the slow factor for the whole job."""
+    p NPUs; one NPU per node (a rail: NPU d of every node over its own port) has no HCCS part, so 22.5 x the
+    slow factor; lossy, 3.0 x the slow factor for the whole job. The slow factor counts the job's ports only
+    (``devices``, its physical NPUs; else 0..p-1)."""
     ports = max(1, int(npus_per_node))
-    factor = slow_factor(states, ports)
+    factor = slow_factor(states, ports, devices)
     if roce_check(states, env):
         return ROCE_LOSSY_GBPS * factor
+    if ports == 1:
+        return ROCE_LINE_GBPS * ROCE_EFFICIENCY * factor
     return min(intra_busbw(states, ports), ports * ROCE_LINE_GBPS * ROCE_EFFICIENCY * factor)
 
 
@@ -152,10 +160,46 @@ def numa_far(local, env):
     return home is not None and home not in bound
 
 
-def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0):
+def train_devices(local, env, npus=None):
+    """The NPUs of a node a training job runs on: the first ``npus`` (torchrun's --nproc_per_node; None: all) of
+    ASCEND_RT_VISIBLE_DEVICES, else of the node's NPUs."""
+    visible = [int(d) for d in str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "").split(",") if d.strip().isdigit()]
+    devices = visible or [npu["id"] for npu in (local or {}).get("npus") or []] or list(range(8))
+    return devices if npus is None else devices[:max(1, int(npus))]
+
+
+def throttle_factor(states, devices):
+    """How much slower the compute of a synchronous job is for the slowest of its NPUs (``devices`` on each node of
+    ``states``): the rated AI Core frequency over the throttled one (a ``throttle`` fault), 1.0 without one."""
+    factor = 1.0
+    for st in states or []:
+        for npu in st.get("npus") or []:
+            if npu.get("id") not in devices:
+                continue
+            for fault in model.faults_mod.faults_for(st, "throttle", npu["id"]):
+                rated = float(npu.get("aicore_freq_mhz") or 0)
+                try:
+                    current = float(fault.get("value")) if fault.get("value") not in (None, "") else rated / 2
+                except (TypeError, ValueError):
+                    current = rated / 2
+                if rated > 0:
+                    factor = max(factor, rated / max(current, rated / 10.0))
+    return factor
+
+
+def step_time_ms(states, local, env=None, grad_gb=2.0, compute_ms=900.0, npus=None):
+    """The modelled step time of the training job (per-NPU batch fixed): compute (slowed by a throttled NPU of the
+    job), the AllReduce of the gradients inside the node (over the job's ``npus`` NPUs per node; None: all, the
+    figure of 8) and across nodes, the host binding and the governor."""
     env = os.environ if env is None else env
     nodes = max(1, len(states))
+    devices = train_devices(local, env, npus)
+    compute_ms *= throttle_factor(states, devices)
     comm = grad_gb / intra_busbw(states) * 1000.0
+    if npus is not None:
+        # the ring AllReduce moves 2(p-1)/p of the gradients: none on one NPU, the whole-node figure on 8
+        ranks = len(devices)
+        comm *= (2.0 * (ranks - 1) / ranks) / (2.0 * HCCS_LINKS / (HCCS_LINKS + 1))
     if nodes > 1:
         comm += grad_gb / inter_busbw(states, env) * 1000.0 * (nodes - 1) / nodes * 2.0
     total = compute_ms + comm
@@ -196,7 +240,7 @@ def run_seed():
 
 
 def train_lines(states, local, steps=20, seed=None, env=None, log_interval=1, global_batch=64, lr=1.0e-5,
-                start=None, tflops_per_step=None, run_shift=0.0):
+                start=None, tflops_per_step=None, run_shift=0.0, npus=None):
     """MindSpeed/Megatron-core style iteration lines (format of Megatron's training_log):
     ' [YYYY-mm-dd HH:MM:SS] iteration N/ M | consumed samples: ... | elapsed time per iteration (ms): ... |
     throughput per GPU (TFLOP/s/GPU): ... | learning rate: ... | global batch size: ... | lm loss: ... | ...'.
@@ -204,12 +248,12 @@ def train_lines(states, local, steps=20, seed=None, env=None, log_interval=1, gl
     ``run_shift``: a fraction by which the whole run is slower (positive) or faster (see noise_shift)."""
     rng = random.Random(run_seed() if seed is None else seed)
     spread = jitter_pct(local) / 100.0
-    base = step_time_ms(states, local, env)
+    base = step_time_ms(states, local, env, npus=npus)
     if run_shift:
         # a noisy node (another job, thermal throttling, a busy host): the run as a whole is slower
         # or faster, so the runs' mean step times differ, not only their steps
         base *= 1.0 + run_shift
-    world = 8 * max(1, len(states))
+    world = (8 if npus is None else max(1, int(npus))) * max(1, len(states))
     # Work per step of the modelled job, sized as 40 % of 313 TFLOP/s per NPU (the 910B3's total,
     # Cube and Vector, figure; its dense Cube peak, which MFU divides by, is 294.912); only ratios matter.
     work = tflops_per_step if tflops_per_step is not None else 0.40 * 313.0 * world * 0.9
@@ -255,18 +299,20 @@ def _size(text):
     return int(text) * mult
 
 
-def allreduce_busbw(states, nodes, npus_per_node=8, env=None):
-    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, crossnode_busbw across nodes."""
-    return intra_busbw(states, npus_per_node) if nodes <= 1 else crossnode_busbw(states, env, npus_per_node)
+def allreduce_busbw(states, nodes, npus_per_node=8, env=None, devices=None):
+    """busbw (GB/s) of an AllReduce over ``nodes`` nodes: HCCS inside one node, crossnode_busbw across nodes (on the
+    job's physical NPUs ``devices``, else 0..npus_per_node-1)."""
+    return intra_busbw(states, npus_per_node) if nodes <= 1 else crossnode_busbw(states, env, npus_per_node, devices)
 
 
 def allreduce_lines(states, nodes, minbytes="8K", maxbytes="1G", factor=2, env=None, npus_per_node=8,
-                    iters=HCCL_ITERS, warmup=HCCL_WARMUP, check=True, sizes=None):
+                    iters=HCCL_ITERS, warmup=HCCL_WARMUP, check=True, sizes=None, devices=None):
     """hccl_test all_reduce_test table (layout of hicann/oam-tools print_execution_time): first line, header,
-    one row per size (``sizes``, or min, min x factor, ... up to max); ``check`` False prints NULL."""
+    one row per size (``sizes``, or min, min x factor, ... up to max); ``check`` False prints NULL. ``devices``: the
+    job's physical NPUs on every node (mpi.job_devices), else 0..npus_per_node-1."""
     low, high = _size(minbytes), _size(maxbytes)
     ranks = max(1, int(npus_per_node)) * max(1, nodes)
-    busbw = allreduce_busbw(states, nodes, npus_per_node, env)
+    busbw = allreduce_busbw(states, nodes, npus_per_node, env, devices)
     peak_alg = busbw * ranks / (2.0 * (ranks - 1)) if ranks > 1 else busbw
     latency_us = 20.0 if nodes <= 1 else 60.0 + 10.0 * math.log(nodes, 2)
     lines = ["the minbytes is %d, maxbytes is %d, iters is %d, warmup_iters is %d" % (low, high, iters, warmup),

@@ -246,3 +246,36 @@ def test_a_share_that_moved_the_wrong_way_is_a_warning_and_an_unreadable_profile
     assert 'profile' not in result['comparison']
     assert [f['msg'] for f in result['comparison']['findings'] if f['check'] == 'profile_read'] == [
         'node01: the profiler output after tuning could not be read: no *_ascend_pt directory under /var/lib/npuops/profile']
+
+
+def _rung(count, step_ms, tflops):
+    lines = [' [2026-12-05 10:00:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | '
+             'throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 1.000000E-05 | global batch size: 64 | lm loss: '
+             '1.000000E+00 | loss scale: 1.0 | grad norm: 1.000 | number of skipped iterations: 0 | number of nan '
+             'iterations: 0 |' % (i, i, 20, i * 64, step_ms, tflops) for i in range(1, 21)]
+    return {'item': count, 'rc': 0, 'stdout': '\n'.join(lines), 'stderr': '', 'changed': False}
+
+
+def test_the_linearity_ladder_inside_the_node_names_the_npu_stage_0_found(tmp_path):
+    """A rung of 8 NPUs at half the per-NPU throughput of one is a warning of stage 9 on the node that ran it; stage 0 of
+    this run found NPU 5 throttling, so the finding names NPU 5 of the four the rung adds."""
+    run_dir = str(tmp_path / RUN)
+    health = store.make_record(RUN, 'node01', 0, 'health_check', [
+        {'host': 'node01', 'device': 5, 'check': 'aicore_throttle', 'value': 900, 'expected': 1800, 'severity': 'warn',
+         'msg': 'node01 NPU 5: AI Core at 900 MHz'},
+        {'host': 'node01', 'device': 2, 'check': 'note', 'value': 1, 'expected': 1, 'severity': 'ok', 'msg': 'fine'}])
+    store.write_record(run_dir, health)
+    result = compare(tmp_path, results=runs(), baseline=baseline(), launch=launch(), linearity_devices=list(range(8)),
+                     linearity_results=[_rung(1, 900.0, 100.0), _rung(2, 905.0, 99.5), _rung(4, 910.0, 98.9),
+                                        _rung(8, 1800.0, 50.0)])
+    ladder = result['comparison']['linearity']
+    assert [(r['npus'], r['efficiency_pct']) for r in ladder['rungs']] == [(1, 100.0), (2, 99.5), (4, 98.9), (8, 50.0)]
+    found = [f for f in result['comparison']['findings'] if f['check'] == 'training_linearity']
+    assert [(f['host'], f['device'], f['severity']) for f in found] == [('node01', 5, 'warn')]
+    assert found[0]['msg'].endswith('an earlier stage of this run found on NPU 5: aicore_throttle (900)')
+    assert any(line.startswith('training benchmark inside the node (linearity per NPU against one NPU, near 95 %): 1 NPU 100 %')
+               for line in result['lines'])
+    record = store.read_record(run_dir, RUN, 'node01', 9)[0]
+    assert [f['device'] for f in record['findings'] if f['check'] == 'training_linearity'] == [5]
+    # without the record of stage 0 the rung's NPUs are named together
+    assert action.node_suspects(str(tmp_path / 'other'), RUN, 'node01') == {}

@@ -725,3 +725,96 @@ def test_a_rung_that_did_not_run_has_no_figure_and_the_ladder_goes_on(tmp_path):
         rungs = json.load(handle)['data']['scaling']['rungs']
     assert [(r['nodes'], r['busbw_gb_s'], r['msg']) for r in rungs][1] == (2, None, 'node02: mpirun exited 1')
     assert out['findings'] == []
+
+
+# ---- pod: each rail on its own after the change ---------------------------------------------------------------------
+
+RAILS = {'mode': 'auto', 'min_pct': 85.0, 'devices': [0, 1, 2, 3], 'line_rate': 25.0}
+SLOW = {'peak_busbw_gb_s': 18.0, 'rows': [{}], 'below_band': True,
+        'band': {'low_gb_s': 109.76, 'percent': [80.0, 100], 'theory_gb_s': 137.2}}
+
+
+def rail_runs(*figures, hosts=('mpi-node01', 'mpi-node02')):
+    return {'changed': False, 'runs': [{'device': d, 'hosts': list(hosts), 'peak_busbw_gb_s': b, 'ranks': len(hosts)}
+                                       for d, b in enumerate(figures)]}
+
+
+def rails_step(tmp_path, node, result, rails=None, hosts=('node01', 'node02'), **args):
+    return step(tmp_path, node, step='pod', phase='after', hosts=list(hosts), result=result, expected=STAGE3,
+                rails=dict(RAILS, **(rails or {})), bench=dict(RUNG_BENCH, theory_busbw=137.2, band=[80.0, 100]),
+                mpi_hosts=dict((h, 'mpi-' + h) for h in hosts), host='node01', **args)
+
+
+def test_below_the_gate_the_rails_are_measured_in_one_call_and_the_slow_one_is_a_finding(tmp_path):
+    node = Node(rail_runs(22.47, 22.47, 22.47, 2.25))
+    out = rails_step(tmp_path, node, SLOW)
+    # one hccl_bench call: the rails, the PoD's MPI names, one NPU per node, the options of bench at its largest size
+    assert node.names() == ['hccl_bench']
+    args = node.calls[0][1]
+    assert (args['rails'], args['hosts'], args['npus']) == ([0, 1, 2, 3], ['mpi-node01', 'mpi-node02'], 1)
+    assert (args['min_bytes'], args['max_bytes'], args['fail_below_band']) == ('1G', '1G', False)
+    assert (args['theory_busbw'], args['band']) == (25.0, [85.0, 100.0])
+    assert 'host_groups' not in args
+    rail = [f for f in out['findings'] if f['check'] == 'crossnode_rail']
+    assert [(f['host'], f['device'], f['value'], f['severity']) for f in rail] == [('node01', 3, 9.0, 'fail')]
+    assert rail[0]['msg'].startswith('node01 NPU 3: rail 3 (NPU 3 of node01, node02, each over its own port) reaches '
+                                     '2.25 GB/s, 9 % of the 25 GB/s one port is expected to carry')
+    with open(out['path'], encoding='utf-8') as handle:
+        stored = json.load(handle)
+    rails = stored['data']['rails']
+    assert (rails['mode'], rails['why'], rails['expected_gb_s'], rails['devices']) == (
+        'auto', "the PoD's benchmark is below its gate", 25.0, [0, 1, 2, 3])
+    assert [(r['device'], r['pct_of_expected']) for r in rails['rails']] == [(0, 89.9), (1, 89.9), (2, 89.9), (3, 9.0)]
+    assert rail[0] in stored['findings']
+
+
+def test_auto_at_the_gate_measures_no_rail_and_always_does(tmp_path):
+    node = Node()
+    out = rails_step(tmp_path, node, AT_GATE)
+    assert node.calls == [] and out['findings'] == []
+    with open(out['path'], encoding='utf-8') as handle:
+        rails = json.load(handle)['data']['rails']
+    assert rails['skipped'] is True and rails['msg'].startswith("the rails are not measured: the PoD's benchmark reached")
+    node = Node(rail_runs(22.4, 22.4))
+    out = rails_step(tmp_path, node, AT_GATE, rails={'mode': 'always', 'devices': ['0', '1']})
+    assert node.names() == ['hccl_bench'] and node.calls[0][1]['rails'] == [0, 1]
+    assert out['findings'] == []
+    # without devices, every NPU the benchmark uses
+    node = Node(rail_runs(*([22.4] * 8)))
+    rails_step(tmp_path, node, AT_GATE, rails={'mode': 'always', 'devices': []})
+    assert node.calls[0][1]['rails'] == list(range(8))
+
+
+def test_auto_measures_the_rails_when_the_ladder_has_a_finding(tmp_path):
+    # the PoD at its gate, but rung 2 of 4 is below 70 % of the one-node rung: the ladder's finding, then the rails
+    node = Node({'peak_busbw_gb_s': 136.9, 'rows': [{}]}, {'peak_busbw_gb_s': 60.0, 'rows': [{}]},
+                rail_runs(22.4, 22.4, 22.4, 22.4, 6.0, hosts=['mpi-' + h for h in FOUR]))
+    out = rails_step(tmp_path, node, AT_GATE, hosts=FOUR, ladder=LADDER,
+                     rails={'devices': [0, 1, 2, 3, 4]})
+    assert node.names() == ['hccl_bench'] * 3
+    assert node.calls[2][1]['hosts'] == ['mpi-' + h for h in FOUR] and node.calls[2][1]['rails'] == [0, 1, 2, 3, 4]
+    assert [f['check'] for f in out['findings']] == ['scaling', 'scaling', 'crossnode_rail']
+    assert (out['findings'][2]['host'], out['findings'][2]['device']) == ('node01', 4)
+    with open(out['path'], encoding='utf-8') as handle:
+        assert json.load(handle)['data']['rails']['why'] == 'the scaling ladder has a finding'
+
+
+def test_the_rails_are_not_measured_when_off_in_check_mode_or_on_one_node_and_a_failed_call_is_a_warning(tmp_path):
+    node = Node()
+    out = rails_step(tmp_path, node, SLOW, rails={'mode': 'off'})
+    assert node.calls == [] and [f['check'] for f in out['findings']] == ['busbw']
+    out = rails_step(tmp_path, node, {'changed': False, 'skipped': True, 'msg': 'skipped in check mode'},
+                     rails={'mode': 'always'}, check_mode=True)
+    assert node.calls == [] and out['findings'] == []
+    with open(out['path'], encoding='utf-8') as handle:
+        assert json.load(handle)['data']['rails']['msg'] == 'the rails do not run in check mode'
+    out = rails_step(tmp_path, node, SLOW, rails={'mode': 'always'}, hosts=('node01',))
+    assert node.calls == []
+    node = Node({'failed': True, 'msg': 'hccl_bench: rails holds 64: an NPU id is 0-63. Nothing ran.'})
+    out = rails_step(tmp_path, node, SLOW, rails={'mode': 'always'})
+    rail = [f for f in out['findings'] if f['check'] == 'crossnode_rail']
+    assert [(f['host'], f['device'], f['severity']) for f in rail] == [('node01', None, 'warn')]
+    assert rail[0]['msg'] == ('node01: the rails (NPU 0, 1, 2, 3 of node01, node02) did not run: hccl_bench: rails holds '
+                              '64: an NPU id is 0-63. Nothing ran.')
+    with pytest.raises(AnsibleError, match="rails.mode must be one of auto, always, off, got 'sometimes'"):
+        rails_step(tmp_path, Node(), SLOW, rails={'mode': 'sometimes'})

@@ -456,3 +456,100 @@ def test_bad_host_groups_are_refused_before_any_call(run_module, hccl_test, opti
     assert res.failed
     assert problem in res.result['msg'] and res.result['msg'].endswith('. Nothing ran.')
     assert res.calls == []
+
+
+# ---- rails: NPU d of every node over its own port, one run per NPU id, all at once ---------------------------------
+
+def rail_argv(test, hostfile, device, ranks=2):
+    """A rail's mpirun: the hostfile, the ranks (one per host), the env with the NPU made the only visible one, -p 1."""
+    return [MPIRUN, '-f', hostfile, '-n', str(ranks), '-genv', 'ASCEND_RT_VISIBLE_DEVICES', str(device),
+            '-genv', 'HCCL_BUFFSIZE', '200', '-genv', 'HCCL_RDMA_TC', '132', test, '-b', '8K', '-e', '1G', '-f', '2', '-p', '1']
+
+
+def test_rails_run_at_once_each_with_one_npu_per_node_made_visible(run_module, hccl_test, hostfiles):
+    made = hostfiles
+    together = threading.Barrier(3, timeout=10)  # broken (and the test failed) unless the three rails run at once
+    seen = {}
+
+    def mpirun(call):
+        with open(call[2]) as handle:
+            seen.setdefault('hostfile', handle.read())
+        device = int(call[call.index('ASCEND_RT_VISIBLE_DEVICES') + 1])
+        seen[device] = call
+
+        def answer():
+            together.wait()
+            if device == 7:
+                return 1, '', GETHOSTBYNAME
+            return 0, (TABLE_16_RANKS if device == 3 else TABLE_DOC), ''
+        return answer
+
+    options = {'hccl_test_path': hccl_test, 'hosts': ['node01', 'node02'], 'rails': [0, 3, 7],
+               'env': {'HCCL_BUFFSIZE': 200, 'HCCL_RDMA_TC': 132}, 'theory_busbw': 25, 'band': [85, 96]}
+    res = run_module(hccl_bench, options, {INFO: (0, INFO_IDLE, '')}, bin_paths={'mpirun': MPIRUN}, default=mpirun)
+    assert not res.failed, res
+    # one hostfile of host:1 lines for every rail, removed afterwards
+    assert len(made) == 1 and not os.path.exists(made[0])
+    assert seen['hostfile'] == 'node01:1\nnode02:1\n'
+    for device in (0, 3, 7):
+        assert seen[device] == rail_argv(hccl_test, made[0], device)
+    # the run's environment holds the rail's NPU as well, beside the env of the module
+    environs = sorted((kw['environ_update'] for kw in res.fake.kwargs[1:]), key=lambda e: e['ASCEND_RT_VISIBLE_DEVICES'])
+    assert [e['ASCEND_RT_VISIBLE_DEVICES'] for e in environs] == ['0', '3', '7']
+    assert all(e['HCCL_BUFFSIZE'] == '200' and e['HCCL_RDMA_TC'] == '132' for e in environs)
+    runs = res.result['runs']
+    assert [run['device'] for run in runs] == [0, 3, 7]
+    # 2 ranks: busbw = algbw x 2 x 1 / 2 = algbw
+    assert runs[0] == {'device': 0, 'hosts': ['node01', 'node02'], 'peak_busbw_gb_s': 23.762, 'peak_size_bytes': 67108864,
+                       'ranks': 2, 'below_band': False, 'above_band': False, 'cmd': runs[0]['cmd']}
+    assert runs[0]['cmd'].endswith('-genv ASCEND_RT_VISIBLE_DEVICES 0 -genv HCCL_BUFFSIZE 200 -genv HCCL_RDMA_TC 132 %s '
+                                   '-b 8K -e 1G -f 2 -p 1' % hccl_test)
+    assert (runs[1]['peak_busbw_gb_s'], runs[1]['below_band']) == (0.524, True)
+    assert runs[2]['failed'] is True and set(runs[2]) == {'device', 'hosts', 'failed', 'msg'}
+    assert 'gethostbyname failed, HW-AI-LC-1-1 (errno 2)' in runs[2]['msg']
+    assert res.result['msg'] == '3 rail run(s) across 2 nodes at once, 2 below the band or failed'
+    assert res.result['band'] == {'low_gb_s': 21.25, 'high_gb_s': 24.0, 'theory_gb_s': 25.0, 'percent': [85.0, 96.0]}
+
+
+def test_a_rail_overrides_the_visible_devices_of_env_and_ignores_npus(run_module, hccl_test, hostfiles):
+    calls = []
+
+    def mpirun(call):
+        calls.append(call)
+        return 0, TABLE_DOC, ''
+
+    options = {'hccl_test_path': hccl_test, 'hosts': ['node01', 'node02', 'node03'], 'rails': [5], 'npus': 8,
+               'env': {'ASCEND_RT_VISIBLE_DEVICES': '0,1,2,3,4,5,6,7'}}
+    res = run_module(hccl_bench, options, {INFO: (0, INFO_IDLE, '')}, bin_paths={'mpirun': MPIRUN}, default=mpirun)
+    assert not res.failed, res
+    assert calls == [[MPIRUN, '-f', hostfiles[0], '-n', '3', '-genv', 'ASCEND_RT_VISIBLE_DEVICES', '5', hccl_test,
+                      '-b', '8K', '-e', '1G', '-f', '2', '-p', '1']]
+    assert res.fake.kwargs[-1]['environ_update']['ASCEND_RT_VISIBLE_DEVICES'] == '5'
+    # 3 ranks: busbw = algbw x 2 x 2 / 3; below the default band of 196 GB/s, without failing the task
+    assert res.result['runs'][0]['peak_busbw_gb_s'] == round(23.76245 * 4 / 3, 3)
+    assert res.result['runs'][0]['ranks'] == 3 and res.result['runs'][0]['below_band'] is True
+
+
+def test_rails_in_check_mode_run_nothing(run_module, hccl_test):
+    res = run_module(hccl_bench, {'hccl_test_path': hccl_test, 'hosts': ['node01', 'node02'], 'rails': [0, 1]}, {},
+                     bin_paths={'mpirun': MPIRUN}, check_mode=True)
+    assert res.calls == [] and res.result['skipped'] is True
+
+
+@pytest.mark.parametrize('options, problem', [
+    ({'rails': [0, 1]}, 'rails needs hosts, two or more (the nodes whose NPU d make rail d), got 0'),
+    ({'rails': [0], 'hosts': ['node01']}, 'rails needs hosts, two or more (the nodes whose NPU d make rail d), got 1'),
+    ({'rails': [0], 'hosts': ['node01', 'node02'], 'mode': 'torch', 'script': SCRIPT},
+     'rails (runs across nodes) needs mode=hccl_test'),
+    ({'rails': [0], 'hosts': ['node01', 'node02'], 'host_groups': [['node03', 'node04']]},
+     'rails and host_groups are mutually exclusive (one run per rail over hosts, or one per group)'),
+    ({'rails': [0, 64, -1], 'hosts': ['node01', 'node02']}, 'rails holds 64, -1: an NPU id is 0-63'),
+    ({'rails': [3, 1, 3, 1], 'hosts': ['node01', 'node02']},
+     'rails holds 1, 3 more than once: the rails run at once, each NPU in one run'),
+])
+def test_bad_rails_are_refused_before_any_call(run_module, hccl_test, options, problem):
+    res = run_module(hccl_bench, dict({'hccl_test_path': hccl_test}, **options), {}, bin_paths={'mpirun': MPIRUN})
+    assert res.failed
+    assert problem in res.result['msg'] and res.result['msg'].startswith('hccl_bench: ')
+    assert res.result['msg'].endswith('. Nothing ran.')
+    assert res.calls == []

@@ -816,3 +816,111 @@ def test_a_ladder_whose_one_node_rung_did_not_measure_has_no_efficiency():
 def test_the_ladder_refuses(kwargs, message):
     with pytest.raises(AnsibleFilterError, match=message):
         perf.scaling_ladder(**kwargs)
+
+
+# ---- stage 4: each rail on its own ----------------------------------------------------------------------------------
+
+TWO = ['node01', 'node02']
+STAGE3_137 = {'intra_gb_s': 137.2, 'intra_from': 'stage 3'}
+
+
+def _rails(*figures, hosts=TWO):
+    """hccl_bench's runs with rails: NPU d's figure, or a failed run for None."""
+    return [{'device': d, 'hosts': list(hosts), 'peak_busbw_gb_s': b, 'ranks': len(hosts)} if b is not None else
+            {'device': d, 'hosts': list(hosts), 'failed': True, 'msg': 'node01: mpirun exited 1'}
+            for d, b in enumerate(figures)]
+
+
+def test_healthy_rails_meet_the_port_and_have_no_finding():
+    out = perf.rail_check(_rails(*([22.47] * 8)), 25.0, STAGE3_137, hosts=TWO)
+    assert out['findings'] == []
+    assert (out['expected_gb_s'], out['median_gb_s'], out['min_pct']) == (25.0, 22.47, 85.0)
+    assert out['basis'] == 'the line rate of one port 25 GB/s'   # stage 3's 137.2 GB/s does not cap one port
+    assert [(r['device'], r['busbw_gb_s'], r['pct_of_expected'], r['pct_of_median'], r['msg']) for r in out['rails']][:2] == [
+        (0, 22.47, 89.9, 100.0, None), (1, 22.47, 89.9, 100.0, None)]
+
+
+def test_a_slow_rail_of_two_nodes_names_the_first_node_and_says_the_port_read_does_not_tell():
+    figures = [22.47] * 8
+    figures[3] = 2.25
+    out = perf.rail_check(_rails(*figures), 25.0, STAGE3_137, hosts=TWO)
+    assert [(f['host'], f['device'], f['check'], f['value'], f['expected'], f['severity']) for f in out['findings']] == [
+        ('node01', 3, 'crossnode_rail', 9.0, '>= 85 %', 'fail')]
+    msg = out['findings'][0]['msg']
+    assert msg.startswith('node01 NPU 3: rail 3 (NPU 3 of node01, node02, each over its own port) reaches 2.25 GB/s, 9 % '
+                          'of the 25 GB/s one port is expected to carry (the line rate of one port 25 GB/s), below 85 % '
+                          '(the method, stage 4: the 2-node re-test reaches at least 85 % of the intra-node level)')
+    assert '; the rails: NPU 0 22.5, NPU 1 22.5, NPU 2 22.5, NPU 3 2.2, NPU 4 22.5' in msg
+    assert msg.endswith("the port read does not tell which node's port 3 it is (no slow node was named and read: the "
+                        "pairwise search runs below the gate on 3 nodes or more); check port 3 of every node of the rail")
+    # the threshold is an option: at 95 % the healthy rails (89.9 %) are findings too
+    assert len(perf.rail_check(_rails(*figures), 25.0, STAGE3_137, min_pct=95, hosts=TWO)['findings']) == 8
+
+
+def test_a_slow_rail_names_the_node_whose_port_stands_out_in_the_pairwise_read():
+    figures = [22.4] * 8
+    figures[3] = 5.6
+    pairwise = {'culprits': ['node02', 'node03'], 'culprit': 'node02', 'msg': 'node02 and node03 are in every slow pair'}
+    ports = _ports_of('node03', npu3=3)
+    ports['results'].append(_ports_of('node02', npu6=2)['results'][0])
+    out = perf.rail_check(_rails(*figures, hosts=['node01', 'node02', 'node03']), 25.0, STAGE3_137, pairwise=pairwise,
+                          culprit_ports=ports, hosts=['node01', 'node02', 'node03'])
+    assert [(f['host'], f['device'], f['value']) for f in out['findings']] == [('node03', 3, 22.4)]
+    assert out['findings'][0]['msg'].endswith("its port stands out in the read of the slow nodes' ports: link DOWN "
+                                              "records 4 (other ports 1)")
+
+
+def test_a_slow_rail_whose_port_does_not_stand_out_names_the_pairwise_culprits():
+    figures = [22.4] * 8
+    figures[2] = 9.0
+    pairwise = {'culprits': ['node03'], 'culprit': 'node03'}
+    out = perf.rail_check(_rails(*figures, hosts=['node01', 'node02', 'node03']), 25.0, STAGE3_137, pairwise=pairwise,
+                          culprit_ports=_ports_of('node03', npu5=2), hosts=['node01', 'node02', 'node03'])
+    assert [(f['host'], f['device']) for f in out['findings']] == [('node03', 2)]
+    assert out['findings'][0]['msg'].endswith('the pairwise search names node03; no read of its ports singles out port 2')
+    # a slow node the search names that is not a node of the rails is not blamed
+    out = perf.rail_check(_rails(*figures), 25.0, STAGE3_137, pairwise=pairwise, hosts=TWO)
+    assert [(f['host'], f['device']) for f in out['findings']] == [('node01', 2)]
+
+
+def test_a_rail_far_below_the_others_is_a_finding_even_when_it_meets_the_expected_figure():
+    # stage 3 measured a low intra-node figure (10 GB/s): it caps what one port is expected to carry
+    out = perf.rail_check(_rails(24.0, 24.0, 24.0, 19.0), 25.0, {'intra_gb_s': 10.0, 'intra_from': 'stage 3'}, hosts=TWO)
+    assert out['expected_gb_s'] == 10.0 and out['basis'] == ('the line rate of one port 25 GB/s, capped by the intra-node '
+                                                             'busbw 10 GB/s (stage 3)')
+    assert [(f['host'], f['device'], f['value']) for f in out['findings']] == [('node01', 3, 79.2)]
+    assert 'reaches 19 GB/s, 79.2 % of the median of the rails 24 GB/s, below 85 % (' in out['findings'][0]['msg']
+    assert 'although it meets the expected 10 GB/s' in out['findings'][0]['msg']
+    # 21 GB/s is 87.5 % of the median: no finding
+    assert perf.rail_check(_rails(24.0, 24.0, 24.0, 21.0), 25.0, {'intra_gb_s': 10.0, 'intra_from': 'stage 3'})['findings'] == []
+
+
+def test_a_rail_that_did_not_run_is_a_warning_and_has_no_figure():
+    out = perf.rail_check(_rails(22.4, None), 25.0, 117.6, hosts=TWO)
+    assert out['rails'][1] == {'device': 1, 'busbw_gb_s': None, 'pct_of_expected': None, 'pct_of_median': None,
+                               'msg': 'node01: mpirun exited 1'}
+    assert [(f['host'], f['device'], f['severity'], f['expected']) for f in out['findings']] == [
+        ('node01', 1, 'warn', '>= 21.25 GB/s')]
+    assert out['findings'][0]['msg'] == ('node01 NPU 1: rail 1 (NPU 1 of node01, node02, each over its own port) did not '
+                                         'measure: node01: mpirun exited 1')
+    # the hosts come from the runs when not given
+    assert perf.rail_check(_rails(22.4, 2.0, hosts=['a', 'b']), 25.0)['findings'][0]['host'] == 'a'
+
+
+def test_the_floor_of_the_stage_3_gate_caps_a_slow_port_rate_only():
+    out = perf.rail_check(_rails(50.0), 100.0, {'intra_gb_s': 60.0, 'intra_from': 'the stage 3 gate'})
+    assert out['expected_gb_s'] == 60.0 and out['rails'][0]['pct_of_expected'] == 83.3
+    assert out['basis'].endswith('capped by the intra-node busbw 60 GB/s (the stage 3 gate)')
+    assert [f['value'] for f in out['findings']] == [83.3]
+
+
+@pytest.mark.parametrize('args, kwargs, message', [
+    ((_rails(20.0), 25.0), {'min_pct': 0}, 'rail_check: min_pct must be above 0 and at most 100'),
+    ((_rails(20.0), 25.0), {'min_pct': 'x'}, 'rail_check: min_pct must be above 0'),
+    (([{'peak_busbw_gb_s': 20.0}], 25.0), {}, 'rail_check: runs must be a list of'),
+    (({'device': 0}, 25.0), {}, 'rail_check: runs must be a list of'),
+    ((_rails(20.0), 0), {}, 'crossnode_busbw_expected: the line rate of a port must be above 0'),
+])
+def test_the_rail_check_refuses(args, kwargs, message):
+    with pytest.raises(AnsibleFilterError, match=re.escape(message)):
+        perf.rail_check(*args, **kwargs)

@@ -297,3 +297,44 @@ def test_training_ladder_by_step_time_without_tflops_and_a_failed_rung():
     assert ladder['findings'] == [] and ladder['reason'] == 'the one-node rung did not measure: no efficiency'
     with pytest.raises(AnsibleFilterError, match='min_pct must be a number above 0'):
         regression.training_ladder([], min_pct=0)
+
+
+# ---- linearity_ladder: the training benchmark on 1, 2, 4, 8 NPUs of one node ------------------------------------------
+
+def test_linearity_ladder_warns_on_the_first_rung_below_95_naming_the_npus_it_adds():
+    rungs = [_rung(8, 1800.0, 50.0), _rung(1, 900.0, 100.0), _rung(2, 905.0, 99.0), _rung(4, 910.0, 97.5)]
+    ladder = regression.linearity_ladder(rungs, host='node02', warmup=2)
+    assert [(r['npus'], r['devices'], r['efficiency_pct']) for r in ladder['rungs']] == [
+        (1, [0], 100.0), (2, [0, 1], 99.0), (4, [0, 1, 2, 3], 97.5), (8, list(range(8)), 50.0)]
+    # a warning, not a failure: 95 % is what a healthy node reaches, the method sets no limit
+    assert [(f['host'], f['device'], f['check'], f['severity'], f['value']) for f in ladder['findings']] == [
+        ('node02', None, 'training_linearity', 'warn', 50.0)]
+    msg = ladder['findings'][0]['msg']
+    assert msg.startswith('node02: the training benchmark on 8 NPUs of the node (0, 1, 2, 3, 4, 5, 6, 7) runs at 50 % of one '
+                          'NPU per NPU (1 NPU 100 %, 2 NPUs 99 %, 4 NPUs 97.5 %, 8 NPUs 50 %')
+    assert 'this rung adds NPU 4, 5, 6, 7: check their health (stage 0' in msg
+    assert regression.linearity_lines(ladder) == [
+        'training benchmark inside the node (linearity per NPU against one NPU, near 95 %): 1 NPU 100 %, 2 NPUs 99 %, '
+        '4 NPUs 97.5 %, 8 NPUs 50 %']
+
+
+def test_linearity_ladder_names_the_npu_stage_0_found_and_follows_the_devices_given():
+    rungs = [_rung(1, 900.0, 100.0), _rung(2, 1800.0, 50.0)]
+    ladder = regression.linearity_ladder(rungs, host='node01', devices=[4, 5, 6, 7], warmup=2,
+                                         suspects={5: 'aicore_throttle (900)', 0: 'temperature (99)'})
+    assert ladder['rungs'][1]['devices'] == [4, 5]
+    assert [(f['host'], f['device']) for f in ladder['findings']] == [('node01', 5)]
+    assert ladder['findings'][0]['msg'].startswith('node01 NPU 5: the training benchmark on 2 NPUs of the node (4, 5)')
+    assert ladder['findings'][0]['msg'].endswith('an earlier stage of this run found on NPU 5: aicore_throttle (900)')
+    # a limit of the operator's, and none below it
+    assert regression.linearity_ladder(rungs, host='node01', warmup=2, min_pct=40)['findings'] == []
+
+
+def test_linearity_ladder_without_the_rung_of_one_npu_and_bad_input():
+    ladder = regression.linearity_ladder([_rung(2, 900.0, 100.0)], host='node01', warmup=2)
+    assert ladder['findings'] == [] and ladder['reason'] == 'the rung of one NPU did not measure: no linearity'
+    assert regression.linearity_lines({'rungs': []}) == []
+    with pytest.raises(AnsibleFilterError, match='min_pct must be a number above 0'):
+        regression.linearity_ladder([], min_pct=101)
+    with pytest.raises(AnsibleFilterError, match='expects the results of the looped command task'):
+        regression.linearity_ladder('x')

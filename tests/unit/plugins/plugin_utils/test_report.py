@@ -61,7 +61,7 @@ def test_model_of_a_partial_run():
     assert health['cells']['ports']['status'] == 'fail' and health['cells']['host']['status'] == 'warn'
     assert health['cells']['npus']['status'] == 'ok'
     assert model['bandwidth'] == {'intra_ran': False, 'intra': [], 'cross_ran': False, 'cross': None,
-                                  'scaling': {'ran': False}}
+                                  'scaling': {'ran': False}, 'rails': {'ran': False}}
     assert model['profile'] == {'ran': False}
     assert not model['versions']['ran'] and not model['switch']['ran']
 
@@ -313,3 +313,56 @@ def test_the_report_shows_the_training_ladder_of_stage_9():
     assert '| 4 | node01, node02 ... node04 | 1500 | 60 | 60 | fail |' in text
     assert 'id="training-ladder"' in report.run_report_html(model)
     assert 'Training benchmark on 1, 2' not in report.run_report_markdown(report.run_report(sources()))
+
+
+def test_the_report_shows_the_linearity_inside_a_node_of_stage_9():
+    data = sources()
+    data['stage9-regression/regression.json']['comparison'] = dict(
+        data['stage9-regression/regression.json']['comparison'],
+        linearity={'min_pct': 95.0, 'rungs': [
+            {'npus': 1, 'devices': [0], 'measured': True, 'mean_ms': 900.0, 'tflops_per_npu': 100.0, 'efficiency_pct': 100.0},
+            {'npus': 4, 'devices': [0, 1, 2, 3], 'measured': True, 'mean_ms': 910.0, 'tflops_per_npu': 98.9,
+             'efficiency_pct': 98.9},
+            {'npus': 8, 'devices': list(range(8)), 'measured': True, 'mean_ms': 1800.0, 'tflops_per_npu': 50.0,
+             'efficiency_pct': 50.0}]})
+    model = report.run_report(data)
+    rows = model['regression']['linearity']['rows']
+    assert [(r['nodes'], r['status']) for r in rows] == [(1, 'ok'), (4, 'ok'), (8, 'warn')]
+    text = report.run_report_markdown(model)
+    assert '### Training benchmark on 1, 2, ... NPUs of one node' in text
+    assert '| 8 | 0, 1, 2, 3, 4, 5, 6, 7 | 1800 | 50 | 50 | warn |' in text
+    html = report.run_report_html(model)
+    assert 'id="linearity-ladder"' in html and '<td class="warn">warn</td>' in html
+    assert 'NPUs of one node' not in report.run_report_markdown(report.run_report(sources()))
+
+
+def test_the_report_shows_each_rail_of_stage_4():
+    data = sources()
+    record = pod_record(_ladder())
+    record['data']['rails'] = {
+        'mode': 'auto', 'why': 'the scaling ladder has a finding', 'devices': [0, 1, 2, 3], 'min_pct': 85.0,
+        'expected_gb_s': 25.0, 'median_gb_s': 22.5, 'basis': '1 port of 25 GB/s',
+        'rails': [{'device': 0, 'busbw_gb_s': 22.5, 'pct_of_expected': 90.0, 'pct_of_median': 100.0},
+                  {'device': 1, 'busbw_gb_s': 22.5, 'pct_of_expected': 90.0, 'pct_of_median': 100.0},
+                  {'device': 2, 'busbw_gb_s': None, 'pct_of_expected': None, 'pct_of_median': None},
+                  {'device': 3, 'busbw_gb_s': 2.25, 'pct_of_expected': 9.0, 'pct_of_median': 10.0}],
+        'findings': [{'msg': 'node03 NPU 3: rail 3 (NPU 3 of node01, node02, node03, each over its own port) reaches 2.25'}]}
+    data['pod/stage4.json'] = record
+    model = report.run_report(data)
+    rl = model['bandwidth']['rails']
+    assert [(r['device'], r['status']) for r in rl['rows']] == [(0, 'ok'), (1, 'ok'), (2, 'not measured'), (3, 'fail')]
+    text = report.run_report_markdown(model)
+    section = text.split('### Rails (stage 4)', 1)[1].split('## Before / after', 1)[0]
+    assert '| 3 | 2.25 | 9 | 10 | fail |' in section
+    assert 'measured because the scaling ladder has a finding). Expected 25 GB/s (1 port of 25 GB/s)' in section
+    assert '- node03 NPU 3: rail 3 (NPU 3 of node01, node02, node03' in section
+    # the ladder's own findings stay under the ladder
+    assert '- node02: the AllReduce over 2 nodes' in text.split('### Rails (stage 4)', 1)[0]
+    page = report.run_report_html(model)
+    assert '<table id="rails">' in page and '<li>node03 NPU 3: rail 3' in page
+    # not measured (mode auto, the PoD at its gate): said so
+    record['data']['rails'] = {'mode': 'auto', 'skipped': True, 'rails': [], 'findings': [],
+                               'msg': 'the rails are not measured: the PoD reached its gate'}
+    text = report.run_report_markdown(report.run_report(data))
+    assert 'Not measured: the rails are not measured: the PoD reached its gate' in text
+    assert '### Rails (stage 4)' not in report.run_report_markdown(report.run_report(sources()))
