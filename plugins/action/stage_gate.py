@@ -9,11 +9,11 @@ The decisions are in plugins/plugin_utils/gate.py (the verdict and its message) 
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, parts, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import gate, metrics, parts, store
 
 ARGUMENT_SPEC = dict(
     step=dict(type='str', required=True, choices=['record', 'read', 'pod', 'verdict', 'summary', 'plan', 'reached']),
@@ -30,6 +30,7 @@ ARGUMENT_SPEC = dict(
     failed=dict(type='list', elements='str'),
     max_lost=dict(type='raw', default=0),
     write_summary=dict(type='bool'),
+    metrics_file=dict(type='str'),
     part=dict(type='str', choices=list(parts.PARTS)),
 )
 REQUIRED_BY_STEP = {'record': ('stage',), 'read': ('stage',), 'pod': ('stage',), 'verdict': ('stage',), 'summary': (), 'plan': (), 'reached': ()}
@@ -59,6 +60,10 @@ class ActionModule(ActionBase):
             play = parts.play_nodes(dict(task_vars, npuops_run_part=args['part']))
         except parts.PartError as exc:
             raise AnsibleActionFail('stage_gate: %s.' % exc) from exc
+        if args['metrics_file'] is None and args['step'] == 'verdict':
+            # the run's file of metrics (npuops_metrics_file, the PoD-wide default '') unless the task says
+            given = task_vars.get('npuops_metrics_file')
+            args['metrics_file'] = '' if given is None else str(self._templar.template(given) or '')
         if args['nodes'] is None:
             # the nodes of the play, and those of the PoD group this run lost in an earlier part or process (the
             # plays leave them out; a gate still counts them against npuops_max_lost_nodes)
@@ -121,8 +126,16 @@ class ActionModule(ActionBase):
         if args['write_summary'] if args['write_summary'] is not None else args['part'] != 'nodes':
             document = store.summary(args['run_dir'], args['run_id'], args['nodes'], args['check_mode'])
             out['summary'] = store.write_summary(args['run_dir'], document)
+            if not outcome['passed'] and args['metrics_file'] is not None:
+                # the run stops here, before the report play: the metrics of what it did so far, so that monitoring
+                # sees the stop (node_exporter's textfile collector; npuops_metrics_file)
+                try:
+                    out['metrics'] = metrics.write_run_metrics(args['run_dir'], args['run_id'], args['metrics_file'])
+                except (OSError, ValueError, AnsibleFilterError) as exc:
+                    out.setdefault('warnings', []).append('the metrics of the stopped run were not written: %s'
+                                                          % to_native(exc))
         if outcome['warnings']:
-            out['warnings'] = outcome['warnings']
+            out['warnings'] = out.get('warnings', []) + outcome['warnings']
         if not outcome['passed']:
             out['failed'] = True
         return out

@@ -8,11 +8,15 @@ and writes the node's record of stage 0 to the run's store, with the ports and t
 Markdown from the role's template). ``step: pod`` (once) reads the records of the nodes still in the play - never other
 nodes' facts - checks the ports across the PoD and writes the PoD record of stage 0; with ``report``, the report of each
 node that a finding across the PoD names is written again with it. The decisions are in plugins/plugin_utils/health.py,
-the store in plugins/plugin_utils/store.py.
+the store in plugins/plugin_utils/store.py. Link quality over time (plugins/plugin_utils/links.py): the node step keeps
+the optical power, the port error counters, the link history and the ECC counts of every NPU in the record's
+``data.links``, judges the Rx power, and compares the counters with the newest stage 0 record of the same node in
+another run directory of the report directory (read through the store, never another node's facts).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 
@@ -22,7 +26,7 @@ from ansible.plugins.filter.core import to_nice_json
 from ansible.template import trust_as_template
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import health, parts, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import health, links, parts, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ROLE = 'health_check'
@@ -41,7 +45,7 @@ ARGUMENT_SPEC = dict(
     ecc_again=dict(type='bool', default=True),
     ecc_again_scope=dict(type='str', choices=['errors', 'all'], default='errors'),
     ports=dict(type='bool', default=True),
-    port_queries=dict(type='list', elements='str', default=['link', 'ip', 'net_health', 'tls']),
+    port_queries=dict(type='list', elements='str', default=['link', 'ip', 'net_health', 'tls', 'optical', 'stat', 'link_stat']),
     host=dict(type='bool', default=True),
     npus_per_node=dict(type='int', default=health.HEALTH_LIMITS['npus_per_node']),
     max_temp_c=dict(type='int', default=health.HEALTH_LIMITS['max_temp_c']),
@@ -51,6 +55,8 @@ ARGUMENT_SPEC = dict(
     max_pcie_errors=dict(type='int', default=health.HEALTH_LIMITS['max_pcie_errors']),
     min_aicore_freq_pct=dict(type='float', default=health.HEALTH_LIMITS['min_aicore_freq_pct']),
     throttle_temp_c=dict(type='int', default=health.HEALTH_LIMITS['throttle_temp_c']),
+    optical_margin_db=dict(type='float', default=links.LINK_LIMITS['optical_margin_db']),
+    counter_growth=dict(type='str', choices=list(links.GROWTH_SEVERITIES), default=links.LINK_LIMITS['counter_growth']),
     container=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
     container_root=dict(type='path', default='/'),
     min_hugepages=dict(type='int', default=health.HEALTH_LIMITS['min_hugepages']),
@@ -124,10 +130,11 @@ def pod_findings_of(findings, node):
     return [f for f in findings or [] if isinstance(f, dict) and f.get('host') == node]
 
 
-def node_data(parts, args):
+def node_data(parts, args, link_data=None):
     """The record's ``data``: what the PoD part checks of each port (``{devices: {id: {address, netmask, tls}}}``;
     None when the ports are not checked), the product the NPUs showed and the power of each NPU (``{id: W}``; both
-    None when the NPUs were not read)."""
+    None when the NPUs were not read), and the link quality of every NPU (``links``, see links.node_links; None when
+    neither the ports nor the NPUs were read)."""
     ports = None
     if args['ports']:
         devices = (parts['ports'] or {}).get('devices')
@@ -137,7 +144,27 @@ def node_data(parts, args):
     summary = (parts['npu'] or {}).get('summary') if args['npu'] else None
     product = summary.get('product') if isinstance(summary, dict) else None
     power = health.node_powers(parts['npu']) if args['npu'] and isinstance(parts['npu'], dict) else None
-    return {'ports': ports, 'product': product or None, 'power': power or None}
+    return {'ports': ports, 'product': product or None, 'power': power or None, 'links': link_data}
+
+
+def link_quality(node, run_dir, run_id, parts, args, when):
+    """``(data.links, findings)`` of the node: what its ports and NPUs show now, the Rx power judged, and the counters
+    compared with the newest stage 0 record of the node in another run of the report directory (``links.compared``
+    says with which, or why there is none)."""
+    port_part = parts['ports'] if args['ports'] and isinstance(parts['ports'], dict) else None
+    npu_part = parts['npu'] if args['npu'] and isinstance(parts['npu'], dict) else None
+    data = links.node_links(port_part, npu_part, when)
+    if data is None:
+        return None, []
+    findings = links.optical_findings(node, data, args['optical_margin_db'])
+    previous, skipped = links.previous_record(run_dir, node)
+    if previous is None:
+        data['compared'] = links.no_comparison(run_dir, skipped)
+    else:
+        grown, data['compared'] = links.compare(node, data, previous, run_id, args['counter_growth'],
+                                                changed=links.changed_by_stage4(run_dir, node, previous))
+        findings += grown
+    return data, findings
 
 
 class ActionModule(StageAction):
@@ -151,14 +178,17 @@ class ActionModule(StageAction):
         node = store.check_node(task_vars.get('inventory_hostname'))
         options = dict((name, args[name]) for name in MODULE_OPTIONS)
         options['container_npus'] = args['npus_per_node']
+        when = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
         read = self.run_module('health_info', options, task_vars)
         parts = split_parts(read)
         limits = dict((name, args[name]) for name in LIMITS)
         findings = health.health_findings(dict(checked_parts(parts, args), host=node, plan=args['plan']), limits)
+        link_data, link_findings = link_quality(node, args['run_dir'], run_id, parts, args, when)
+        findings = findings + link_findings
         record = store.make_record(run_id, node, STAGE, ROLE, findings, check_mode=self.check_mode,
-                                   data=node_data(parts, args))
+                                   data=node_data(parts, args, link_data))
         path = store.write_record(args['run_dir'], record)
-        out = dict(changed=False, findings=findings, record=record, path=path,
+        out = dict(changed=False, findings=findings, record=record, path=path, links=link_data,
                    msg='recorded stage 0 (health_check) of %s: %s' % (node, record['status']))
         out.update(parts)
         if read.get('warnings'):

@@ -21,13 +21,14 @@ import contextlib
 import os
 import time
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 from ansible.plugins.filter.core import to_nice_json
 from ansible.template import trust_as_template
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
+from ansible_collections.npuops.ascend.plugins.plugin_utils import launch as rank_launch
 from ansible_collections.npuops.ascend.plugins.plugin_utils import node_files, numa, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
@@ -53,10 +54,16 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type='int', default=60),
     read=dict(type='dict', default={}),
     skip_tags=dict(type='list', elements='str', default=[]),
+    # the per-rank launch beside the map: {enabled, path, script_path, nodes, addr (this node's address), master_addr,
+    # master_port, affinity_mode}; None: no launch file and no npu-launch
+    launch=dict(type='dict', default=None),
 )
 MAP_MODE = numa.FILE_MODES['map']
 LAUNCHER_MODE = numa.FILE_MODES['launcher']
 LAUNCHER_TEMPLATE = 'npu-bind.j2'
+LAUNCH_MODE = numa.FILE_MODES['launch']
+LAUNCH_SCRIPT_MODE = numa.FILE_MODES['launch_script']
+LAUNCH_TEMPLATE = 'npu-launch.j2'
 
 
 def failed_when_false(result):
@@ -69,6 +76,17 @@ def failed_when_false(result):
 def skipped():
     """What a task registers when its condition is false."""
     return {'changed': False, 'skipped': True}
+
+
+def launch_on(args):
+    """The launch settings when stage 6 writes the launch file and npu-launch, else None."""
+    launch = args.get('launch')
+    return launch if isinstance(launch, dict) and launch.get('enabled') else None
+
+
+def settings_problems(args):
+    """Every problem of the settings of stage 6: the binding's and the launch's."""
+    return numa.numa_bind_problems(args['settings']) + rank_launch.launch_problems(args.get('launch'))
 
 
 class ActionModule(StageAction):
@@ -122,11 +140,12 @@ class ActionModule(StageAction):
         with self._no_check_mode():
             return node_files.stats(self.run_module('path_info', dict(paths=entries), task_vars))
 
-    def _render_launcher(self, task_vars):
-        """The launcher as the template action renders it from the role's template (to compare its checksum with the
-        node's file), or None when it cannot be rendered here (the template action then runs and reports why)."""
+    def _render_launcher(self, task_vars, name=LAUNCHER_TEMPLATE):
+        """The launcher (or npu-launch) as the template action renders it from the role's template (to compare its
+        checksum with the node's file), or None when it cannot be rendered here (the template action then runs and
+        reports why)."""
         try:
-            source = self._find_needle('templates', LAUNCHER_TEMPLATE)
+            source = self._find_needle('templates', name)
             text = self._loader.get_text_file_contents(source)
             templar = self._templar.copy_with_new_env(available_variables=task_vars)
             return templar.template(trust_as_template(text), escape_backslashes=False)
@@ -138,7 +157,7 @@ class ActionModule(StageAction):
         failure."""
         settings = args['settings']
         if args['check_settings']:
-            failure = numa.settings_failure(node, numa.numa_bind_problems(settings))
+            failure = numa.settings_failure(node, settings_problems(args))
             if failure:
                 return None, dict(failed=True, changed=False, msg=failure)
         if not args['check_run_user']:
@@ -199,7 +218,7 @@ class ActionModule(StageAction):
         self._timeout = args['timeout']
         skip = numa.skipped_parts(args['skip_tags'])
         if 'settings' not in skip:  # whatever check_settings says: the stage checks its own settings
-            failure = numa.settings_failure(node, numa.numa_bind_problems(settings))
+            failure = numa.settings_failure(node, settings_problems(args))
             if failure:
                 return dict(failed=True, changed=False, msg=failure)
         layout = failed_when_false(self.run_module('numa_info', dict(timeout=self._timeout), task_vars))
@@ -218,8 +237,11 @@ class ActionModule(StageAction):
         out = dict((key, layout[key]) for key in NUMA_KEYS if key in layout)
         out.update(changed=False, numa=layout, host_info=host_info, map=binding, run_user_plan=plan, findings=findings,
                    msg='read the NUMA layout of %s (stage 6)' % node)
+        launch = launch_on(args)
         if 'layout_record' not in skip:
-            record = store.make_record(run_id, node, STAGE, ROLE, findings, check_mode=self.check_mode)
+            # the node's launch address goes into its record: the other nodes read the first node's as the master's
+            record = store.make_record(run_id, node, STAGE, ROLE, findings, check_mode=self.check_mode,
+                                       data={'launch_addr': launch['addr']} if launch and launch.get('addr') else None)
             out.update(record=record, path=store.write_record(args['run_dir'], record),
                        msg='recorded the NUMA layout of %s before any change (stage 6): %s' % (node, record['status']))
         return out
@@ -235,7 +257,17 @@ class ActionModule(StageAction):
         seconds = 0 if 'aicore' in skip else numa._whole(settings['aicore_sample_seconds']) or 0
         governor_enabled = args['governor_enabled'] and 'governor' not in skip
         parts = dict(host_info=read.get('host_info') or {}, run_user_plan=plan, user={}, map={}, launcher={},
-                     governor={}, launcher_check={}, restored=[], aicore={})
+                     launch={}, launch_script={}, governor={}, launcher_check={}, restored=[], aicore={})
+        launch = launch_on(args) if 'launcher' not in skip else None
+        if launch:
+            # the per-rank launch is worked out before any change: a node it cannot be written for changes nothing
+            try:
+                parts['launch_document'] = self._launch_document(args, launch, binding, node, run_id)
+            except AnsibleError as exc:
+                return dict(failed=True, changed=False, msg='%s: the per-rank launch of stage 6 cannot be written, so '
+                            'nothing was changed on the node: %s' % (node, to_native(exc.message)))
+            if launch.get('addr'):
+                parts['launch_addr'] = launch['addr']
         diffs, changed = [], False
 
         def done(result):
@@ -260,8 +292,8 @@ class ActionModule(StageAction):
             parts['governor'] = done(failed_when_false(self.run_module(
                 'cpu_governor', dict(governor=settings['governor'], timeout=self._timeout), task_vars)))
         # one read of what is there: the run user's home, the directories, the map and the launcher
-        files = self._files(args, binding, plan, skip, task_vars) if ('user' not in skip and plan.get('manage')) \
-            or 'launcher' not in skip else None
+        files = self._files(args, binding, plan, skip, task_vars, parts.get('launch_document')) \
+            if ('user' not in skip and plan.get('manage')) or 'launcher' not in skip else None
         if 'user' not in skip:
             parts['user'] = skipped()
             if plan.get('manage'):
@@ -299,8 +331,10 @@ class ActionModule(StageAction):
                        msg='recorded stage 6 (numa_bind) of %s: %s' % (node, record['status']))
         if args['report'] and 'report' not in skip:
             document = numa.node_report(node, run_id, task_vars.get('ansible_check_mode', self.check_mode),
-                                        dict(settings, governor_enabled=args['governor_enabled']), binding, parts,
-                                        findings)
+                                        dict(settings, governor_enabled=args['governor_enabled'],
+                                             launch_path=(launch or {}).get('path'),
+                                             launch_script_path=(launch or {}).get('script_path')),
+                                        binding, parts, findings)
             directory = os.path.join(args['run_dir'], REPORT_DIR)
             try:
                 out['report'] = write_reports(directory, [{'name': '%s.json' % node,
@@ -309,20 +343,46 @@ class ActionModule(StageAction):
                 raise AnsibleActionFail('stage_numa: could not write the report of %s to %s on the controller: %s. '
                                         'Check that the report directory (gate_report_dir) is on a writable file '
                                         'system with space left.' % (node, directory, to_native(exc))) from exc
+        if launch:
+            out.update(launch_written=parts['launch'], launch_script_written=parts['launch_script'],
+                       launch=parts['launch_document'])
         if diffs:
             out['diff'] = diffs
         return out
 
-    def _files(self, args, binding, plan, skip, task_vars):
+    def _launch_document(self, args, launch, binding, node, run_id):
+        """The launch file's document; the master address from numa_bind_master_addr, this node's own address when
+        it is the first node, or the first node's record of this run."""
+        nodes = list(launch.get('nodes') or [])
+        records = {}
+        override = launch.get('master_addr')
+        if not (isinstance(override, str) and override.strip()) and nodes and nodes[0] != node:
+            record, dummy = store.read_record(args['run_dir'], run_id, nodes[0], STAGE)
+            records = {nodes[0]: record} if record else {}
+        master = rank_launch.master_address(override, nodes, records, node, launch.get('addr'))
+        settings = args['settings']
+        return rank_launch.launch_document(settings, dict(launch, master_addr=master,
+                                                          npus_per_node=settings['npus_per_node']), binding, node)
+
+    def _files(self, args, binding, plan, skip, task_vars, binding_launch=None):
         """What the node step writes (the map's text, the rendered launcher) and one path_info read of what is there:
         the run user's home (when stage 6 manages it), the directories, the map and the launcher."""
         settings = args['settings']
         content = to_nice_json(numa.map_document(dict(settings, visible_devices=args['visible_devices']), binding),
                                sort_keys=False) + '\n'
         launcher = self._render_launcher(task_vars)
-        files = dict(directories=numa.map_dirs(settings['map_path'], settings['launcher_path']), content=content,
-                     launcher=launcher, sums={'map': node_files.checksum(content),
-                                              'launcher': node_files.checksum(launcher) if launcher else None})
+        launch = launch_on(args) if 'launcher' not in skip else None
+        launch_text = launch_script = None
+        if launch and binding_launch is not None:
+            launch_text = to_nice_json(binding_launch, sort_keys=False) + '\n'
+            launch_script = self._render_launcher(task_vars, LAUNCH_TEMPLATE)
+        others = (launch['path'], launch['script_path']) if launch_text else ()
+        files = dict(directories=numa.map_dirs(settings['map_path'], settings['launcher_path'], *others),
+                     content=content, launcher=launcher, launch=launch_text, launch_script=launch_script,
+                     sums={'map': node_files.checksum(content),
+                           'launcher': node_files.checksum(launcher) if launcher else None,
+                           'launch': node_files.checksum(launch_text) if launch_text else None,
+                           'launch_script': node_files.checksum(launch_script) if launch_script else None})
         entries = []
         home = numa.run_user_home(plan) if 'user' not in skip else None
         if home:
@@ -332,6 +392,10 @@ class ActionModule(StageAction):
             entries.append(node_files.entry(settings['map_path'], with_checksum=True))
             if launcher:
                 entries.append(node_files.entry(settings['launcher_path'], with_checksum=True))
+            if launch_text:
+                entries.append(node_files.entry(launch['path'], with_checksum=True))
+                if launch_script:
+                    entries.append(node_files.entry(launch['script_path'], with_checksum=True))
         files['there'] = self._path_states(entries, task_vars) if entries else {}
         return files
 
@@ -348,22 +412,13 @@ class ActionModule(StageAction):
                                                      mode='0755'), task_vars))
             if result.get('failed'):
                 return result
-        if node_files.in_place(there.get(settings['map_path']), 'file', 'root', 'root', MAP_MODE, sums['map']):
-            parts['map'] = node_files.kept(settings['map_path'], 'file', sums['map'])
-        else:
-            parts['map'] = done(self._action('copy', dict(content=content, dest=settings['map_path'], owner='root',
-                                                          group='root', mode=MAP_MODE, backup=True), task_vars))
-        if parts['map'].get('failed'):
-            return parts['map']
-        if node_files.in_place(there.get(settings['launcher_path']), 'file', 'root', 'root', LAUNCHER_MODE,
-                               sums['launcher']):
-            parts['launcher'] = node_files.kept(settings['launcher_path'], 'file', sums['launcher'])
-        else:
-            parts['launcher'] = done(self._action('template', dict(
-                src=LAUNCHER_TEMPLATE, dest=settings['launcher_path'], owner='root', group='root', mode=LAUNCHER_MODE,
-                backup=True), task_vars))
-        if parts['launcher'].get('failed'):
-            return parts['launcher']
+        for kind, path, mode, source in (('map', settings['map_path'], MAP_MODE, {'content': content}),
+                                         ('launcher', settings['launcher_path'], LAUNCHER_MODE, {'src': LAUNCHER_TEMPLATE})):
+            if self._put_file(parts, kind, path, mode, sums[kind], there, source, done, task_vars).get('failed'):
+                return parts[kind]
+        failure = self._install_launch(args, files, parts, done, task_vars)
+        if failure:
+            return failure
         parts['launcher_check'] = skipped()
         if numa.launcher_test_due(args['verify'], self.check_mode, (parts['map'], parts['launcher'], parts['user'])):
             with self._no_check_mode():
@@ -371,7 +426,7 @@ class ActionModule(StageAction):
                                       task_vars)
             parts['launcher_check'] = dict(failed_when_false(check), changed=False)
         # a launcher that does not work must not replace one that did: what this run wrote is undone
-        parts['restored'] = numa.numa_bind_restore({'map': parts['map'], 'launcher': parts['launcher']},
+        parts['restored'] = numa.numa_bind_restore(dict((kind, parts[kind]) for kind in numa.FILE_KINDS),
                                                    parts['launcher_check'], settings['run_user'])
         for item in parts['restored']:
             if item['action'] == 'restore':
@@ -382,3 +437,28 @@ class ActionModule(StageAction):
             if result.get('failed'):
                 return result
         return None
+
+    def _install_launch(self, args, files, parts, done, task_vars):
+        """The launch file (JSON, as the map) and npu-launch (template, as the launcher), with backups, when stage 6
+        writes them; what ``files`` found in place is kept. Returns the result of a part that failed, else None."""
+        if not files.get('launch'):
+            return None
+        launch, sums, there = args['launch'], files['sums'], files['there']
+        for kind, path, mode, source in (('launch', launch['path'], LAUNCH_MODE, {'content': files['launch']}),
+                                         ('launch_script', launch['script_path'], LAUNCH_SCRIPT_MODE,
+                                          {'src': LAUNCH_TEMPLATE})):
+            if self._put_file(parts, kind, path, mode, sums[kind], there, source, done, task_vars).get('failed'):
+                return parts[kind]
+        return None
+
+    def _put_file(self, parts, kind, path, mode, checksum, there, source, done, task_vars):
+        """One root-owned file of stage 6 (``parts[kind]``): kept when the read of ``there`` shows it in place (a file,
+        root's, ``mode``, ``checksum``), else written with a backup - ``source`` ``{content}`` through copy, ``{src}``
+        (a template of the role) through template. Returns the part's result."""
+        if node_files.in_place(there.get(path), 'file', 'root', 'root', mode, checksum):
+            parts[kind] = node_files.kept(path, 'file', checksum)
+        else:
+            module = 'template' if 'src' in source else 'copy'
+            parts[kind] = done(self._action(module, dict(source, dest=path, owner='root', group='root', mode=mode,
+                                                         backup=True), task_vars))
+        return parts[kind]

@@ -427,8 +427,8 @@ class Bench:
                 runs.append(dict(result, device=device))
         slow = [run for run in runs if run.get('failed') or run.get('below_band')]
         return {'changed': False, 'runs': runs, 'band': band, 'busy': busy,
-                'msg': '%d rail run(s) across %d nodes at once, %d below the band or failed' % (len(runs), len(hosts),
-                                                                                               len(slow))}
+                'msg': '%d rail run(s) across %d nodes at once, %d below the band or failed' % (
+                    len(runs), len(hosts), len(slow))}
 
     def evaluate(self, argv, ranks, rc, out, err, busy, band, fail_below=True):
         key = 'hccl_test' if self.params['mode'] == 'hccl_test' else 'torch_allreduce'

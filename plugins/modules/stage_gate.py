@@ -113,6 +113,13 @@ options:
       - With O(step=verdict), write C(<run_dir>/summary.json). Default true, but false in a node part (O(part=nodes)),
         which sees only its slice; the PoD part writes the summary of every node.
     type: bool
+  metrics_file:
+    description:
+      - With O(step=verdict), when the verdict stops the run - the file its metrics go to (Prometheus text format, for
+        node_exporter's textfile collector), written atomically from the JSON reports of the run directory, since the
+        play of the run's report after the gate does not run. Empty - C(<run_dir>/metrics.prom). Default the variable
+        C(npuops_metrics_file). A path that cannot be written is a warning, never the verdict.
+    type: str
   results:
     description:
       - "With O(step=summary), results that a PoD-wide step decided for some nodes,

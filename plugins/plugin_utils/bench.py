@@ -803,8 +803,9 @@ def rail_check(runs, line_rate_gb_s, intra=None, min_pct=85.0, culprit_ports=Non
     name = 'rail_check'
     if not is_number(min_pct) or not 0 < min_pct <= 100:
         raise AnsibleFilterError('%s: min_pct must be above 0 and at most 100, got %s' % (name, short_repr(min_pct)))
-    if not isinstance(runs, (list, tuple)) or not all(isinstance(r, Mapping) and isinstance(r.get('device'), int)
-                                                       and not isinstance(r.get('device'), bool) for r in runs):
+    usable = isinstance(runs, (list, tuple)) and all(
+        isinstance(r, Mapping) and isinstance(r.get('device'), int) and not isinstance(r.get('device'), bool) for r in runs)
+    if not usable:
         raise AnsibleFilterError('%s: runs must be a list of {device, peak_busbw_gb_s} (hccl_bench with rails), got %s'
                                  % (name, short_repr(runs)))
     if isinstance(intra, Mapping):

@@ -77,6 +77,9 @@ def _ecc_counts(entry):
     return max(current, aggregate), single
 
 
+ecc_counts = _ecc_counts  # the same counts for the comparison between runs (plugins/plugin_utils/links.py)
+
+
 def _rows(device):
     """The summary-table rows of one NPU: its dies (A3: two per NPU; 310P Duo: two chips per card), else its one row."""
     return [row for row in device.get('dies') or [device.get('info') or {}] if isinstance(row, dict)]

@@ -28,8 +28,10 @@ RUN_USER_EXISTING = ('refuse', 'use')
 # groups whose members are root, or can become root or read root's data, without a password (sudo and wheel may ask
 # for one, but the rank's code must not even be one password away): the ranks never run in them
 PRIVILEGED_GROUPS = ('root', 'wheel', 'sudo', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'kmem', 'shadow')
-# the modes the role writes the map and the launcher with
-FILE_MODES = {'map': '0644', 'launcher': '0755'}
+# the modes the role writes the map and the launcher with, and the launch file and npu-launch beside them
+FILE_MODES = {'map': '0644', 'launcher': '0755', 'launch': '0644', 'launch_script': '0755'}
+# the files of the node step, in the order they are written
+FILE_KINDS = ('map', 'launcher', 'launch', 'launch_script')
 
 
 def _whole(value):
@@ -197,9 +199,11 @@ def _launcher_failed(check, user):
 
 
 def numa_bind_restore(written, check, user):
-    """What to undo when the launcher test failed: the map and the launcher this run replaced or created.
+    """What to undo when the launcher test failed: the map, the launcher, the launch file and npu-launch this run
+    replaced or created.
 
-    ``written`` is ``{map: result, launcher: result}``, the registered results of the map and the launcher tasks
+    ``written`` is ``{map: result, launcher: result, launch: result, launch_script: result}`` (the last two only when
+    stage 6 writes them), the registered results of the tasks
     (copy/template with ``backup: true``). Returns ``[{path, backup, action, mode}]``: ``restore`` from the backup the task made, or
     ``remove`` a file that did not exist before; empty when the test passed or did not run.
     """
@@ -209,7 +213,7 @@ def numa_bind_restore(written, check, user):
         raise AnsibleFilterError('numa_bind_restore expects {map: result, launcher: result}, got %s'
                                  % type(written).__name__)
     undo = []
-    for kind in ('map', 'launcher'):
+    for kind in FILE_KINDS:
         result = written.get(kind)
         if not isinstance(result, Mapping) or not result.get('changed') or not result.get('dest'):
             continue
@@ -445,10 +449,11 @@ def map_document(settings, binding):
     }
 
 
-def map_dirs(map_path, launcher_path):
-    """The directories of the map and the launcher, each once, the map's first."""
+def map_dirs(map_path, launcher_path, *others):
+    """The directories of the map, the launcher and ``others`` (the launch file, npu-launch), each once, in that
+    order."""
     out = []
-    for path in (map_path, launcher_path):
+    for path in (map_path, launcher_path) + others:
         directory = path.rsplit('/', 1)[0] or '/'
         if directory not in out:
             out.append(directory)
@@ -493,8 +498,8 @@ def node_data(binding, results):
     """
     governor = results.get('governor') or {}
     host_info = results.get('host_info') or {}
-    written = [results.get('map') or {}, results.get('launcher') or {}]
-    return {
+    written = [results.get(kind) or {} for kind in FILE_KINDS]
+    data = {
         'npus': binding,
         'governor_before': _unique_values(governor.get('before')),
         'governor_after': _unique_values(governor.get('after')),
@@ -502,20 +507,24 @@ def node_data(binding, results):
         'transparent_hugepage': host_info.get('transparent_hugepage', '-'),
         'launcher_test': launcher_test_text(results.get('launcher_check')),
         'changed': changed_parts([('user', results.get('user')), ('map', written[0]), ('launcher', written[1]),
-                                  ('governor', governor)]),
+                                  ('launch', written[2]), ('launch_script', written[3]), ('governor', governor)]),
         'undone': [item['path'] for item in results.get('restored') or []],
         'backups': [result['backup_file'] for result in written if 'backup_file' in result],
         'aicore': results.get('aicore') or {},
     }
+    if results.get('launch_addr'):
+        # the address the other nodes reach this node at: the master address of a job whose first node this is
+        data['launch_addr'] = results['launch_addr']
+    return data
 
 
 def node_report(host, run_id, check_mode, settings, binding, results, findings):
     """The node's report of stage 6 (``stage6-numa_bind/<node>.json``); ``results`` as for node_data."""
     governor = results.get('governor') or {}
     host_info = results.get('host_info') or {}
-    written = dict((kind, results.get(kind) or {}) for kind in ('user', 'map', 'launcher'))
+    written = dict((kind, results.get(kind) or {}) for kind in ('user',) + FILE_KINDS)
     check = results.get('launcher_check') or {}
-    return {
+    report = {
         'host': host,
         'run': run_id,
         'check_mode': bool(check_mode),
@@ -545,3 +554,13 @@ def node_report(host, run_id, check_mode, settings, binding, results, findings):
         'aicore': results.get('aicore') or None,
         'findings': findings,
     }
+    document = results.get('launch_document')
+    if document is not None:
+        # the per-rank launch stage 6 wrote beside the map (numa_bind_launch_path) and npu-launch
+        report['launch_path'] = settings.get('launch_path')
+        report['launch_script_path'] = settings.get('launch_script_path')
+        for kind in ('launch', 'launch_script'):
+            report['changed'][kind] = bool(written[kind].get('changed', False))
+            report['backups'][kind] = written[kind].get('backup_file')
+        report['launch'] = document
+    return report

@@ -513,8 +513,10 @@ def linearity_lines(ladder):
                               ('%s %%' % figure(r['efficiency_pct'])) if r['efficiency_pct'] is not None
                               else ('%s ms' % figure(r['mean_ms']) if r['measured'] else 'not measured'))
              for r in rungs]
-    return ['training benchmark inside the node (linearity per NPU against one NPU, near %s %%): %s'
-            % (figure(ladder.get('min_pct')), ', '.join(parts))]
+    unmeasured = [r for r in rungs if not r['measured']]
+    why = ('; not measured: %s' % unmeasured[0].get('reason')) if unmeasured and unmeasured[0].get('reason') else ''
+    return ['training benchmark inside the node (linearity per NPU against one NPU, near %s %%): %s%s'
+            % (figure(ladder.get('min_pct')), ', '.join(parts), why)]
 
 
 def training_ladder_lines(ladder):

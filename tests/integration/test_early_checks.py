@@ -104,18 +104,21 @@ def test_a_pod_wide_switch_setting_set_for_one_node_is_refused(pod, host_vars):
 
 # ---- the settings of every stage, before stage 0 -----------------------------------------------------------------
 
-@pytest.mark.parametrize("variable, value, text", [
+LATER_STAGE_OPTIONS = [
     ("io_check_seconds", "abc", "argument 'io_check_seconds' is of type str and we were unable to convert to int"),
     ("baseline_runs", "three", "argument 'baseline_runs' is of type str and we were unable to convert to int"),
     ("hccl_bench_mode", "mpi", "value of hccl_bench_mode must be one of: hccl_test, torch, got: mpi"),
     ("version_check_packages", {"torch": 1}, "argument 'version_check_packages' is of type dict"),
     ("regression_tolerance_pct", "2%", "argument 'regression_tolerance_pct' is of type str and we were unable to convert "
                                        "to float"),
-])
-def test_a_bad_option_of_a_later_stage_is_refused_before_stage_0(pod, variable, value, text):
-    # stages 4-7 would change every node before stage 8 or 9 starts: the option is checked first
-    _rc, out = _run(pod, SITE, {variable: value})
-    _said(out, text, "Validation of arguments failed")
+]
+
+
+def test_bad_options_of_later_stages_are_refused_before_stage_0_all_named_in_one_run(pod):
+    # stages 4-7 would change every node before stage 8 or 9 starts: the options of every stage are checked first, and
+    # the one check names each bad option of each stage (one run with the five)
+    _rc, out = _run(pod, SITE, dict((variable, value) for variable, value, _text in LATER_STAGE_OPTIONS))
+    _said(out, "Validation of arguments failed", *[text for _variable, _value, text in LATER_STAGE_OPTIONS])
 
 
 def test_a_bad_option_of_a_stage_outside_the_tags_is_refused_before_the_first_change(pod):
@@ -125,15 +128,17 @@ def test_a_bad_option_of_a_stage_outside_the_tags_is_refused_before_the_first_ch
     _said(out, "argument 'io_check_seconds' is of type str and we were unable to convert to int")
 
 
-@pytest.mark.parametrize("variable, value, text", [
+STAGE_5_TO_7_OPTIONS = [
     ("numa_bind_governor", "turbo", "value of numa_bind_governor must be one of: performance"),
     ("hccl_env_check_ports", "sometimes", "argument 'hccl_env_check_ports' is of type str and we were unable to convert to bool"),
     ("mindie_config_engine", "triton", "value of mindie_config_engine must be one of: mindie, vllm, none, got: triton"),
-])
-def test_a_bad_option_of_stages_5_to_7_outside_the_tags_is_refused_before_the_first_change(pod, variable, value, text):
-    # the same for the stages with deeper checks: their options are checked whatever the tags
-    _rc, out = _run(pod, SITE, {variable: value}, ["--tags", "stage4"])
-    _said(out, text, "Validation of arguments failed")
+]
+
+
+def test_bad_options_of_stages_5_to_7_outside_the_tags_are_refused_before_the_first_change(pod):
+    # the same for the stages with deeper checks: their options are checked whatever the tags, all in one run
+    _rc, out = _run(pod, SITE, dict((variable, value) for variable, value, _text in STAGE_5_TO_7_OPTIONS), ["--tags", "stage4"])
+    _said(out, "Validation of arguments failed", *[text for _variable, _value, text in STAGE_5_TO_7_OPTIONS])
 
 
 def test_a_bad_run_user_of_stage_9_is_refused_before_the_first_change(pod):
@@ -214,3 +219,10 @@ def test_an_empty_pod_group_is_named(pod, other_inventory, playbook):
     _said(out, "The group 'emptypod' (npuops_pod_group) has no node: put the PoD's nodes in it. Nothing was run on the "
                "nodes.")
     assert "has no attribute" not in out and "No first item" not in out
+
+
+def test_a_metrics_file_the_collector_could_not_read_is_refused_before_stage_0(pod):
+    # the run's metrics are written at its end (the report, or the gate that stops it): a relative path is refused first
+    _rc, out = _run(pod, SITE, {"npuops_metrics_file": "npuops.prom"})
+    _said(out, 'npuops_metrics_file is "npuops.prom": give the absolute path of a file whose name ends in .prom, in a '
+               "directory that exists on the controller", "Nothing was run on the nodes.")

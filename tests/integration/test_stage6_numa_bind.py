@@ -15,12 +15,15 @@ import subprocess
 
 import pytest
 
-from conftest import NODES, PODCTL
+from conftest import NODES, PODCTL, PREFIX
 
 PLAYBOOK = "../tests/integration/playbooks/stage6.yml"
 MAP = "/var/lib/npuops/numa-bind.json"
 LAUNCHER = "/var/lib/npuops/bin/npu-bind"
-EXTRA = {"numa_bind_map_path": MAP, "numa_bind_launcher_path": LAUNCHER}
+LAUNCH = "/var/lib/npuops/launch.json"
+NPU_LAUNCH = "/var/lib/npuops/bin/npu-launch"
+EXTRA = {"numa_bind_map_path": MAP, "numa_bind_launcher_path": LAUNCHER, "numa_bind_launch_path": LAUNCH,
+         "numa_bind_launch_script_path": NPU_LAUNCH}
 USER = "npuops"
 # an account of the host (the nodes share its /etc/passwd) that stage 6 did not create; removed after each test
 VICTIM = "numa-it-victim"
@@ -153,6 +156,32 @@ def test_launcher_binds_the_rank_and_runs_it_as_the_run_user(pod):
     assert len(re.findall(r"elapsed time per iteration \(ms\): [\d.]+", train)) == 5, train
 
 
+# what each rank of the simulated training job says at its start (tools/npu_sim/perf.py rank_line)
+RANK_LINE = re.compile(r"^npu-sim train: rank (\d+) of (\d+), local rank (\d+): NPU (\d+) \(NUMA node (\d+)\); "
+                       r"CPUs bound to NUMA node (\S+), memory to (\S+); OMP_NUM_THREADS=(\S+) ", re.M)
+
+
+def test_npu_launch_starts_one_rank_per_npu_bound_as_the_map_says(pod):
+    proc = subprocess.run([PODCTL, "exec", "--base", pod.base, NODES[0], "--", NPU_LAUNCH, "--",
+                           "/usr/local/sbin/npu-sim", "train", "--steps", "3"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ranks = RANK_LINE.findall(proc.stderr)
+    assert sorted(int(local) for _rank, _world, local, *_rest in ranks) == list(range(8)), proc.stderr
+    for rank, world, local, npu, home, cpus, memory, threads in ranks:
+        # node01 is node rank 0 of 2: ranks 0-7 of 16, rank r on NPU r, bound (CPUs and memory) to that NPU's node
+        assert (rank, world, npu) == (local, "16", local)
+        assert int(home) == int(cpus) == int(memory) == WANT[int(npu)][0]
+        assert threads == "12"  # two NPUs share each NUMA node of 24 CPUs
+    assert "elapsed time per iteration" not in proc.stdout  # rank 15, on node02, prints the log
+    plans = dict((node, json.loads(open(os.path.join(pod.node_dir(node), "npuops", "launch.json")).read()))
+                 for node in NODES)
+    assert [plans[node]["node_rank"] for node in NODES] == [0, 1]
+    assert plans["node02"]["master_addr"] == plans["node01"]["master_addr"] == "%s.1" % PREFIX
+    assert plans["node02"]["torchrun"][:3] == ["--nnodes=2", "--node_rank=1", "--nproc_per_node=8"]
+    assert [r["cpus"] for r in plans["node02"]["ranks"][:2]] == ["144-155", "156-167"]
+
+
 def test_launcher_refuses_bad_usage_unknown_npus_and_root(pod):
     node = NODES[0]
     cases = [(["x", "--", "true"], 2, "RANK 'x' is not a whole number from 0 to 999999"),
@@ -201,7 +230,10 @@ def test_a_failed_launcher_test_puts_the_previous_map_back(pod):
     runs = sorted(r for r in os.listdir(pod.reports) if os.path.isdir(os.path.join(pod.reports, r, "stage6-numa_bind")))
     record = json.load(open(os.path.join(pod.reports, runs[-1], "stage6-numa_bind", "%s.json" % node)))
     assert record["backups"]["map"] == backup.group(1) and record["backups"]["launcher"] is None
-    assert record["restored"] == [{"path": MAP, "backup": backup.group(1), "action": "restore", "mode": "0644"}]
+    assert record["restored"][0] == {"path": MAP, "backup": backup.group(1), "action": "restore", "mode": "0644"}
+    # the launch file changed with the method (no memory node under taskset): it is put back too
+    assert [(item["path"], item["action"], item["mode"]) for item in record["restored"][1:]] == [(LAUNCH, "restore", "0644")]
+    assert json.loads(open(os.path.join(pod.node_dir(node), "npuops", "launch.json")).read())["method"] == "numactl"
 
 
 def test_taskset_method(pod):

@@ -18,6 +18,7 @@ import subprocess
 import zlib
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import NODES
 
@@ -98,6 +99,13 @@ def test_report_files_of_the_run(tuned_run):
         page = handle.read()
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page and "<link" not in page
+    # the run's metrics beside the report (docs/metrics.md): Prometheus text format, a stage status per node
+    with open(os.path.join(run_dir, "metrics.prom"), encoding="utf-8") as handle:
+        samples = [s for family in text_string_to_metric_families(handle.read()) for s in family.samples]
+    status = dict(((s.labels["node"], s.labels["stage"]), s.value) for s in samples if s.name == "npuops_stage_status")
+    assert {node for node, _stage in status} == set(NODES) and {"node01", "node02"} <= set(NODES), status
+    assert status[("node01", "9")] == 0 and ("node01", "5") not in status, status  # passed; stage 5 did not run
+    assert [s.value for s in samples if s.name == "npuops_regression_verdict" and s.labels["verdict"] == "improved"] == [1]
 
 
 def test_a_slower_run_after_tuning_fails_stage9_naming_node_and_metric(pod, tuned_run):

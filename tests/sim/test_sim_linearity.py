@@ -21,22 +21,22 @@ def _run(node, *args, env=None):
 
 
 def _linearity(node, npus, env=None):
-    _one_ms, one_tflops = _run(node, "--npus", "1", env=env)
-    _ms, tflops = _run(node, "--npus", str(npus), env=env)
+    one_tflops = _run(node, "--npus", "1", env=env)[1]
+    tflops = _run(node, "--npus", str(npus), env=env)[1]
     return tflops / one_tflops * 100.0
 
 
 def test_a_healthy_node_scales_near_linearly_inside(nodes):
     one = nodes("node01", 1)
-    two_ms, _ = _run(one, "--npus", "2")
-    eight_ms, _ = _run(one, "--npus", "8")
-    one_ms, _ = _run(one, "--npus", "1")
+    two_ms = _run(one, "--npus", "2")[0]
+    eight_ms = _run(one, "--npus", "8")[0]
+    one_ms = _run(one, "--npus", "1")[0]
     # one NPU moves no gradients; more NPUs move more of them over HCCS, each rung a little slower per step
     assert one_ms < two_ms < eight_ms
     for npus in (2, 4, 8):
         assert 95.0 <= _linearity(one, npus) <= 100.0
     # without --npus the job is the whole node, as before (the figure of 8 NPUs)
-    whole_ms, _ = _run(one)
+    whole_ms = _run(one)[0]
     assert whole_ms == pytest.approx(eight_ms, rel=0.02)
 
 

@@ -25,11 +25,11 @@ from .output import Result
 FAULT_KINDS = ("link-stuck-down", "link-flap", "busy", "hang", "health", "ecc-multibit", "ecc-singlebit", "version",
                "process", "ip-conflict", "missing-tool", "noise", "pcie-missing", "slow-port", "slow-node", "pfc-storm",
                "switch-frame", "switch-pfc-priority", "switch-no-ecn", "iowait", "shm-full", "power-high", "pcie-err",
-               "pcie-err-growing", "throttle", "disk-busy", "if-ip-elsewhere", "log-level")
+               "pcie-err-growing", "throttle", "disk-busy", "if-ip-elsewhere", "log-level", "crc-growing", "optical-low")
 HEALTH_LEVELS = ("Warning", "Alarm", "Critical")
 # Faults of a device's RoCE port: refused on a device without one (``net`` None, e.g. an Atlas 300I Duo chip).
 PORT_FAULT_KINDS = ("link-stuck-down", "link-flap", "ip-conflict", "slow-port", "pfc-storm", "switch-frame",
-                    "switch-pfc-priority", "switch-no-ecn")
+                    "switch-pfc-priority", "switch-no-ecn", "crc-growing", "optical-low")
 VERSION_KEYS = ("driver", "firmware", "cann", "torch", "torch_npu", "cann_kernels", "mindie", "mindspeed", "vllm", "vllm_ascend",
                 "kernel_release", "python")
 # What --npus counts, per product (npu_sim.node.PRODUCTS).
@@ -240,7 +240,7 @@ def _check_fault(kind, device, value, st):
             float(value)
         except ValueError:
             raise ControlError("%s --value must be seconds" % kind) from None
-    if kind in ("noise", "ecc-singlebit", "pcie-err-growing") and value not in (None, ""):
+    if kind in ("noise", "ecc-singlebit", "pcie-err-growing", "crc-growing") and value not in (None, ""):
         try:
             number = float(value)
         except ValueError:
@@ -273,6 +273,14 @@ def _check_fault(kind, device, value, st):
     _check_io_fault(kind, device, value)
     _check_host_env_fault(kind, device, value)
     _check_npu_value_fault(kind, value)
+    if kind == "optical-low" and value not in (None, ""):
+        try:
+            power = float(value)
+        except ValueError:
+            power = -1.0
+        if power < 0:
+            raise ControlError("optical-low --value is the Rx power of every lane of the port in mW, a number >= 0 "
+                               "(the module's RxPower Low Thres is 0.1445 mW)")
 
 
 def _check_npu_value_fault(kind, value):
@@ -529,6 +537,13 @@ def cmd_train(args, path, res):
         states = states[:args.nodes]
     if args.npus is not None and not 1 <= args.npus <= len(st["npus"]):
         raise ControlError("--npus must be 1-%d, the NPUs of %s (got %d)" % (len(st["npus"]), st.get("hostname"), args.npus))
+    # a rank of a launched job (LOCAL_RANK set: npu-launch, torchrun) says which NPU and binding it runs with; only
+    # the job's last rank prints the iteration lines, as MindSpeed does
+    said = perf.rank_line(st, os.environ)
+    if said:
+        res.e(said)
+    if not perf.prints_log(os.environ):
+        return
     # The clock of the state (settings.clock pins it) dates the lines: same state + seed, same output.
     shift = 0.0
     if args.seed is None and perf.noise_shift(st, 0):

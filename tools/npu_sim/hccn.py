@@ -200,7 +200,7 @@ def _fmt(value, unit, digits):
 
 
 def _get_optical(st, dev, res, args):
-    opt = st["npus"][dev]["net"]["optical"]
+    opt = model.optical_view(st, dev)  # an optical-low fault lowers the Rx power of every lane
     rows = [
         ("present", opt["present"]),
         ("temperature", _fmt(opt["temperature_c"], "C", 0)),
@@ -242,9 +242,10 @@ def _get_optical(st, dev, res, args):
 
 def _get_stat(st, dev, res, args):
     # stored counters plus the PFC pause frames and a slow port's errors since then (model.net_counters)
+    # (and a crc-growing port's FCS errors); the extended counters only as a build with HCCN_TOOL_SHOW_EXT_STAT
     stats = model.net_counters(st, dev)[0]
     res.o("packet statistics:")
-    for key in ports_mod.STAT_KEYS:
+    for key in ports_mod.stat_keys(bool(st.get("settings", {}).get("hccn_ext_stat"))):
         res.o("%s:%d" % (key, int(stats.get(key, 0))))
 
 

@@ -21,6 +21,14 @@ ECC_SINGLEBIT_PER_MIN = 60.0
 # least THROTTLE_TEMP_C hot (below the stage 0 default of 80 C, so the throttling is what shows).
 # ``pcie-err-growing`` (value: errors per minute, default ECC_SINGLEBIT_PER_MIN): RX Error Count and Retry Count grow
 # from the clock on every read, as ``ecc-singlebit`` does for the ECC counters.
+# ``crc-growing`` (value: errors per minute, default CRC_GROWING_PER_MIN): the port receives frames with FCS errors,
+# counted from the fault's ``since`` on every read: mac_rx_fcs_err_pkt_num (printed by a build with the extended
+# counters, settings.hccn_ext_stat) and mac_rx_bad_pkt_num grow by that many, mac_rx_bad_oct_num by CRC_FRAME_BYTES
+# each. ``optical-low`` (value: mW, default OPTICAL_LOW_MW, within 1 dB above the simulated module's RxPower Low
+# Thres of 0.1445 mW): every Rx lane of the port's module shows that power.
+CRC_GROWING_PER_MIN = 600.0
+CRC_FRAME_BYTES = 1024
+OPTICAL_LOW_MW = 0.16
 POWER_HIGH_W = 300.0
 PCIE_ERR_DEFAULT = 10
 THROTTLE_TEMP_C = 75
@@ -278,7 +286,7 @@ def net_counters(st, device, when=None):
     stored counters plus the PFC pauses and the errors of a slow port since then (copies; nothing written)."""
     when = node_mod.now(st) if when is None else when
     net = st["npus"][device]["net"]
-    stats = dict((key, int(net.get("stats", {}).get(key, 0))) for key in ports_mod.STAT_KEYS)
+    stats = dict((key, int(net.get("stats", {}).get(key, 0))) for key in ports_mod.stat_keys(True))
     stored = net.get("pfc_stat") or {}
     pfc_stat = {"tx_ms": [float(v) for v in stored.get("tx_ms", [0.0] * 8)],
                 "rx_ms": [float(v) for v in stored.get("rx_ms", [0.0] * 8)],
@@ -296,7 +304,29 @@ def net_counters(st, device, when=None):
         seconds = max(0.0, when - float(fault.get("since") or when))
         for key, per_s in SLOW_PORT_ERRORS_PER_S:
             stats[key] += int(per_s * seconds)
+    for fault in faults_mod.faults_for(st, "crc-growing", device):
+        errors = crc_errors(fault, when)
+        stats["mac_rx_fcs_err_pkt_num"] += errors
+        stats["mac_rx_bad_pkt_num"] += errors
+        stats["mac_rx_bad_oct_num"] += errors * CRC_FRAME_BYTES
     return stats, pfc_stat
+
+
+def crc_errors(fault, when):
+    """Frames with FCS errors a ``crc-growing`` fault has produced by ``when``: value per minute since it was set."""
+    rate = _number(fault.get("value"), CRC_GROWING_PER_MIN)
+    since = float(fault.get("since") or when)
+    return max(0, int(max(rate, 0.0) * max(0.0, when - since) / 60.0))
+
+
+def optical_view(st, device):
+    """The optical module of ``device`` as ``-optical -g`` shows it: the stored one, every Rx lane at the power of an
+    ``optical-low`` fault of the port (a copy; nothing written)."""
+    opt = dict(st["npus"][device]["net"]["optical"])
+    for fault in faults_mod.faults_for(st, "optical-low", device):
+        power = _number(fault.get("value"), OPTICAL_LOW_MW)
+        opt["rx_power_mw"] = [power for _lane in opt["rx_power_mw"]]
+    return opt
 
 
 def fold_pfc_counters(data, device, bits, when):
@@ -457,6 +487,7 @@ def effective(st):
         npu["net"]["lldp"]["max_frame"] = lldp_max_frame(st, dev)
         # PFC pauses and a slow port's errors grow with time (see net_counters)
         npu["net"]["stats"], npu["net"]["pfc_stat"] = net_counters(st, dev, when)
+        npu["net"]["optical"] = optical_view(st, dev)  # optical-low
     for fault in faults_mod.faults_for(st, "version"):
         eff["versions"].update(parse_kv(fault.get("value") or ""))
     return eff

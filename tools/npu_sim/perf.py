@@ -18,9 +18,10 @@ busbw (GB/s):
   job at 3.0 (x the slow factor) - "a few GB/s", as the method puts it. The job's NPUs are those
   ASCEND_RT_VISIBLE_DEVICES makes visible (else 0..N-1), the first p of them; only their ports count.
 Training step time = compute + gradient AllReduce time (its cross-node part over one rank's port), +8 % without NUMA binding
-(NPU_SIM_NUMA_NODE unset), +15 % bound to a NUMA node that is not the one of the job's NPU (the first of
-ASCEND_RT_VISIBLE_DEVICES, else NPU 0: its CPUs and memory across the socket link), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V %
-under the ``noise`` fault), seeded by --seed or, without it, different on every run.
+(NPU_SIM_NUMA_NODE unset), +15 % bound to a NUMA node that is not the one of the job's NPU (a rank's: device LOCAL_RANK
+of the visible ones; else the first of ASCEND_RT_VISIBLE_DEVICES, else NPU 0: its CPUs and memory across the socket
+link), +5 % when the CPU governor is not 'performance'; jitter of +-1 % (+-V % under the ``noise`` fault), seeded by
+--seed or, without it, different on every run.
 """
 
 import math
@@ -144,9 +145,54 @@ def crossnode_busbw(states, env=None, npus_per_node=8, devices=None):
 
 
 def job_npu(env):
-    """The NPU the job's rank 0 runs on: the first of ASCEND_RT_VISIBLE_DEVICES, else NPU 0."""
-    first = str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "0").split(",", maxsplit=1)[0].strip()
+    """The NPU the job's process runs on. A rank started with LOCAL_RANK (torchrun, npu-launch) uses device LOCAL_RANK
+    of the visible ones, as torch.npu.set_device(local_rank) does: the LOCAL_RANK-th of ASCEND_RT_VISIBLE_DEVICES,
+    else NPU LOCAL_RANK. Without LOCAL_RANK, the NPU of rank 0: the first of ASCEND_RT_VISIBLE_DEVICES, else NPU 0."""
+    visible = [d.strip() for d in str(env.get("ASCEND_RT_VISIBLE_DEVICES") or "").split(",") if d.strip()]
+    local = str(env.get("LOCAL_RANK") or "").strip()
+    if local.isdigit():
+        index = int(local)
+        if not visible:
+            return index
+        return int(visible[index]) if index < len(visible) and visible[index].isdigit() else 0
+    first = visible[0] if visible else "0"
     return int(first) if first.isdigit() else 0
+
+
+def rank_of(env):
+    """(rank, world size, local rank) of a process a launcher started (RANK, WORLD_SIZE, LOCAL_RANK); None when the
+    process is not one rank of a launched job (no LOCAL_RANK)."""
+    local = str(env.get("LOCAL_RANK") or "").strip()
+    if not local.isdigit():
+        return None
+    rank = str(env.get("RANK") or "").strip()
+    world = str(env.get("WORLD_SIZE") or "").strip()
+    return (int(rank) if rank.isdigit() else int(local), int(world) if world.isdigit() else None, int(local))
+
+
+def rank_line(local, env):
+    """What a rank of the training job says about itself at its start (stderr): its rank, its NPU and that NPU's NUMA
+    node, the NUMA nodes numactl bound its CPUs and memory to (NPU_SIM_NUMA_NODE, NPU_SIM_MEM_NODE), OMP_NUM_THREADS
+    and CPU_AFFINITY_CONF. None for a process that is not a rank."""
+    rank = rank_of(env)
+    if rank is None:
+        return None
+    device = job_npu(env)
+    npu = next((n for n in (local or {}).get("npus") or [] if n.get("id") == device), None)
+    home = npu.get("numa_node") if npu else None
+    return ("npu-sim train: rank %d of %s, local rank %d: NPU %d (NUMA node %s); CPUs bound to NUMA node %s, memory to "
+            "%s; OMP_NUM_THREADS=%s CPU_AFFINITY_CONF=%s MASTER_ADDR=%s MASTER_PORT=%s"
+            % (rank[0], rank[1] if rank[1] is not None else "?", rank[2], device, home if home is not None else "?",
+               env.get("NPU_SIM_NUMA_NODE") or "none", env.get("NPU_SIM_MEM_NODE") or "none",
+               env.get("OMP_NUM_THREADS") or "unset", env.get("CPU_AFFINITY_CONF") or "unset",
+               env.get("MASTER_ADDR") or "unset", env.get("MASTER_PORT") or "unset"))
+
+
+def prints_log(env):
+    """Whether this process prints the training log: MindSpeed (Megatron) prints the iteration lines on the last rank
+    only (print_rank_last); a process that is not a rank of a launched job prints them."""
+    rank = rank_of(env)
+    return rank is None or rank[1] is None or rank[0] == rank[1] - 1
 
 
 def numa_far(local, env):

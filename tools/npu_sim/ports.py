@@ -23,6 +23,19 @@ STAT_KEYS = (
     "roce_out_of_order_num", "roce_verification_err_num", "roce_qp_status_err_num", "roce_new_pkt_rty_num",
     "nic_tx_all_pkg_num", "nic_tx_all_oct_num", "nic_rx_all_pkg_num", "nic_rx_all_oct_num",
 )
+# Printed only by an hccn_tool built with HCCN_TOOL_SHOW_EXT_STAT (driver source tool.c tool_display_mac_info and
+# tool_display_roce_info), each after the counter named here; the simulator prints them when the node's
+# settings.hccn_ext_stat is true.
+EXT_STAT_KEYS = (("mac_rx_fcs_err_pkt_num", "mac_rx_bad_oct_num"), ("roce_ecn_db_num", "roce_new_pkt_rty_num"))
+
+
+def stat_keys(ext=False):
+    """The counters ``-stat -g`` prints, in its order: STAT_KEYS, and with ``ext`` the extended ones in their places."""
+    keys = list(STAT_KEYS)
+    if ext:
+        for key, after in EXT_STAT_KEYS:
+            keys.insert(keys.index(after) + 1, key)
+    return tuple(keys)
 
 
 def default_dscp_map():

@@ -112,6 +112,21 @@ def test_the_verdict_reads_the_records_and_names_the_failing_and_the_lost_node(t
     summary = load(run_dir / 'summary.json')
     assert summary['nodes']['node03'] == {} and summary['nodes']['node01']['stage3']['status'] == 'passed'
     assert summary['nodes']['node02']['stage3']['failures'] == ['node02 NPU 5: bus bandwidth 9.1 GB/s, expected at least 20']
+    # the run stops here, before its report: the gate wrote the metrics of what it did, for monitoring
+    from prometheus_client.parser import text_string_to_metric_families  # pylint: disable=import-outside-toplevel
+    text = (run_dir / 'metrics.prom').read_text(encoding='utf-8')
+    status = dict((sample.labels['node'], sample.value) for family in text_string_to_metric_families(text)
+                  if family.name == 'npuops_stage_status' for sample in family.samples)
+    assert status == {'node01': 0, 'node02': 3}, text
+    assert oct((run_dir / 'metrics.prom').stat().st_mode & 0o777) == '0o644'
+
+
+def test_a_metrics_file_that_cannot_be_written_is_a_warning_not_the_verdict(tmp_path):
+    proc, out = run(tmp_path, FAILING, '-e', 'npuops_metrics_file=relative.prom')
+    assert proc.returncode == 2, out
+    assert 'the metrics of the stopped run were not written: npuops_metrics_file is' in out
+    assert 'Stage 3 (hccl_bench) gate failed on 1 node(s) (node02)' in out
+    assert not (tmp_path / 'reports' / 'R1' / 'metrics.prom').exists()
 
 
 def test_a_node_without_its_record_of_this_run_is_a_failure_and_a_stale_record_is_never_used(tmp_path):

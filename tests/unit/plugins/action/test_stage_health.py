@@ -100,7 +100,7 @@ def test_a_module_that_could_not_run_stands_for_every_part(tmp_path):
     assert all(result[key] == broken for key in action.PARTS)
     record = read_json(tmp_path / RUN / 'nodes' / H / 'stage0.json')
     assert record['status'] == 'failed' and len(record['failures']) == 4
-    assert record['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None}
+    assert record['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None, 'links': None}
 
 
 def test_a_concern_switched_off_is_not_checked_nor_handed_on(tmp_path, node):
@@ -113,7 +113,7 @@ def test_a_concern_switched_off_is_not_checked_nor_handed_on(tmp_path, node):
     unread = dict((key, {'msg': 'node-07: not read'}) for key in action.PARTS)
     result = node_step(tmp_path, H, health_info(unread), npu=False, host=False)
     assert [f['check'] for f in result['findings']] == ['ports']
-    assert result['record']['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None}
+    assert result['record']['data'] == {'ports': {'devices': {}}, 'product': None, 'power': None, 'links': None}
 
 
 def test_check_mode_reads_and_records_as_a_dry_run(tmp_path, node):
@@ -277,3 +277,60 @@ def test_the_power_limits_take_a_number_or_null():
     for bad in ('many', -1, True):
         with pytest.raises(AnsibleActionFail, match='max_power_w must be a number'):
             action.optional_numbers({'max_power_w': bad, 'max_power_over_median_pct': 30})
+
+
+# ---- link quality over time -----------------------------------------------------------------------------------------
+
+LINK_QUERIES = ['link', 'ip', 'net_health', 'tls', 'optical', 'stat', 'link_stat']
+# the real trimmed -stat -g output (hccn_tool/stat/mc_910a_trimmed) with NPU 1's receive errors grown to 12
+STAT_GROWN = 'packet statistics:\nroce_rx_err_pkt_num:12\nroce_tx_err_pkt_num:0\n'
+
+
+def test_the_record_keeps_the_link_quality_and_the_next_run_names_a_counter_that_grew(tmp_path, run_module, node):
+    first = node_step(tmp_path, 'node02', health_info(node(ports=ports_read(run_module, queries=LINK_QUERIES))),
+                      port_queries=LINK_QUERIES)
+    links_a = first['record']['data']['links']
+    assert sorted(links_a['devices']) == [str(dev) for dev in range(8)]
+    assert links_a['devices']['1']['counters'] == {'roce_rx_err_pkt_num': 0, 'roce_tx_err_pkt_num': 0, 'link_up_count': 2,
+                                                   'link_down_records': 1, 'ecc_multi_bit': 0, 'ecc_single_bit': 0}
+    assert links_a['devices']['1']['optical']['lanes'][1]['rx_mw'] == 0.0054   # 'not present': kept, not judged
+    assert links_a['compared']['run'] is None and 'nothing to compare with' in links_a['compared']['msg']
+    assert first['findings'] == [] and first['links'] == links_a
+    # the next run, in its own directory beside the first: NPU 1 counted 12 receive errors since
+    later = 'R2'
+    args = dict(step='node', run_dir=str(tmp_path / later), run_id=later, port_queries=LINK_QUERIES)
+    grown = health_info(node(ports=ports_read(run_module, queries=LINK_QUERIES, stat_1=STAT_GROWN)))
+    second = stage_actions.run_step(make_action(args, False, grown), {'inventory_hostname': 'node02'})
+    assert [(f['host'], f['device'], f['check'], f['severity']) for f in second['findings']] == [
+        ('node02', 1, 'roce_errors_growing', 'warn')]
+    msg = second['findings'][0]['msg']
+    assert msg.startswith('node02 NPU 1: RoCE errors and retransmissions grew between run %s (%s) and run %s: '
+                          'roce_rx_err_pkt_num 0 -> 12;' % (RUN, links_a['time'], later)), msg
+    record = read_json(tmp_path / later / 'nodes' / 'node02' / 'stage0.json')
+    assert record['status'] == 'passed' and record['warnings'] == [msg]
+    assert record['data']['links']['compared']['run'] == RUN
+    assert record['data']['links']['compared']['grown'] == [{'device': 1, 'counter': 'roce_rx_err_pkt_num', 'before': 0,
+                                                             'now': 12}]
+    # fail makes it a failure of the gate; off compares and records without a finding
+    failing = stage_actions.run_step(make_action(dict(args, counter_growth='fail'), False, grown),
+                                     {'inventory_hostname': 'node02'})
+    assert failing['record']['status'] == 'failed'
+    quiet = stage_actions.run_step(make_action(dict(args, counter_growth='off'), False, grown),
+                                   {'inventory_hostname': 'node02'})
+    assert quiet['findings'] == [] and quiet['links']['compared']['grown'][0]['now'] == 12
+    # a third run compares with the newest other run, R2, where NPU 1 already showed 12
+    third = stage_actions.run_step(make_action(dict(args, run_dir=str(tmp_path / 'R3'), run_id='R3'), False, grown),
+                                   {'inventory_hostname': 'node02'})
+    assert third['findings'] == [] and third['links']['compared']['run'] == later
+    assert third['links']['compared']['msg'].startswith('compared with run R2 (') and 'no counter grew' in third['links']['compared']['msg']
+    # another node has no earlier run of its own: nothing to compare with (never another node's record)
+    other = node_step(tmp_path, 'node03', grown, port_queries=LINK_QUERIES)
+    assert other['findings'] == [] and other['links']['compared']['run'] is None
+
+
+def test_an_rx_lane_below_the_low_threshold_fails_the_node(tmp_path, run_module, node):
+    present = node_reads.OPTICAL.replace(': not present', ': present')   # the real output, module present
+    ports = ports_read(run_module, devices=[0, 1], queries=LINK_QUERIES, optical_0=present)
+    result = node_step(tmp_path, 'node01', health_info(node(ports=ports)), optical_margin_db=2.0)
+    assert [(f['device'], f['check'], f['severity']) for f in result['findings']] == [(0, 'optical_rx_power', 'fail')]
+    assert result['record']['status'] == 'failed'

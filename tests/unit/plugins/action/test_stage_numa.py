@@ -6,6 +6,7 @@ the JSON report."""
 from __future__ import annotations
 
 import json
+import os
 from unittest import mock
 
 import pytest
@@ -499,3 +500,152 @@ def test_an_absent_run_user_is_created_without_reading_a_home(tmp_path):
     run(tmp_path, 'node', node, read=read)
     assert all(entry['path'] != '/home/npuops' for entry in dict(node.calls)['npuops.ascend.path_info']['paths'])
     assert 'ansible.legacy.user' in names(node)
+
+
+# ---- the per-rank launch beside the map: the launch file and npu-launch ----------------------------------------------
+
+LAUNCH_FILE = '/etc/npuops/launch.json'
+LAUNCH_SCRIPT = '/usr/local/bin/npu-launch'
+LAUNCH = {'enabled': True, 'path': LAUNCH_FILE, 'script_path': LAUNCH_SCRIPT, 'nodes': ['node01', 'node02'],
+          'addr': '127.0.1.1', 'master_addr': '', 'master_port': 29500, 'affinity_mode': 0, 'grace_seconds': 10}
+
+
+def launch_read(tmp_path, host='node01', **changes):
+    return run(tmp_path, 'read', Node(), host=host, launch=dict(LAUNCH, **changes))
+
+
+def test_the_read_step_records_the_nodes_launch_address(tmp_path):
+    launch_read(tmp_path)
+    record = read_json(tmp_path / RUN / 'nodes' / 'node01' / 'stage6.json')
+    assert record['data'] == {'launch_addr': '127.0.1.1'}
+
+
+def test_the_node_step_writes_the_launch_file_and_npu_launch_beside_the_map_and_the_launcher(tmp_path):
+    launch_read(tmp_path)  # node01's record: the master address
+    read = launch_read(tmp_path, host='node02', addr='127.0.1.2')
+    node = Node()
+    result = run(tmp_path, 'node', node, host='node02', read=read, launch=dict(LAUNCH, addr='127.0.1.2'))
+    assert names(node) == ['npuops.ascend.cpu_governor', 'npuops.ascend.path_info', 'ansible.legacy.user',
+                           'ansible.legacy.file', 'ansible.legacy.file', 'ansible.legacy.copy',
+                           'ansible.legacy.template', 'ansible.legacy.copy', 'ansible.legacy.template',
+                           'ansible.legacy.command']
+    copies = [args for name, args in node.calls if name == 'ansible.legacy.copy']
+    templates = [args for name, args in node.calls if name == 'ansible.legacy.template']
+    assert [(c['dest'], c['mode'], c['owner'], c['group'], c['backup']) for c in copies] == [
+        (MAP, '0644', 'root', 'root', True), (LAUNCH_FILE, '0644', 'root', 'root', True)]
+    assert templates[1] == {'src': 'npu-launch.j2', 'dest': LAUNCH_SCRIPT, 'owner': 'root', 'group': 'root',
+                            'mode': '0755', 'backup': True}
+    document = json.loads(copies[1]['content'])
+    assert document['map'] == MAP and document['launcher'] == LAUNCHER and document['node_rank'] == 1
+    assert document['master_addr'] == '127.0.1.1'  # node01's, from its record of this run
+    assert [(r['rank'], r['npu'], r['numa_node'], r['cpus'], r['omp_num_threads']) for r in document['ranks']] == [
+        (2, 0, 6, '144', 1), (3, 1, 6, '145', 1)]
+    assert document['torchrun'] == ['--nnodes=2', '--node_rank=1', '--nproc_per_node=2', '--master_addr=127.0.1.1',
+                                    '--master_port=29500']
+    data = read_json(result['path'])['data']
+    assert data['launch_addr'] == '127.0.1.2'
+    assert data['changed'] == ['user', 'map', 'launcher', 'launch', 'launch_script', 'governor']
+    report = read_json(result['report'])
+    assert report['launch_path'] == LAUNCH_FILE and report['launch_script_path'] == LAUNCH_SCRIPT
+    assert report['changed']['launch'] is True and report['launch']['world_size'] == 4
+    assert result['launch']['node'] == 'node02'
+
+
+def test_launch_files_in_place_are_not_written_again(tmp_path):
+    read = launch_read(tmp_path)
+    first = Node()
+    script = '#!/usr/bin/python3\nprint("npu-launch")\n'
+    with mock.patch.object(action.ActionModule, '_render_launcher', return_value=script):
+        run(tmp_path, 'node', first, read=read, launch=LAUNCH)
+    copies = [args['content'] for name, args in first.calls if name == 'ansible.legacy.copy']
+    node = Node(**{'npuops.ascend.cpu_governor': dict(GOVERNOR, changed=False, before=GOVERNOR['after']),
+                   'ansible.legacy.user': {'changed': False},
+                   'npuops.ascend.path_info': {'changed': False, 'paths': [
+                       in_place('/etc/npuops', mode='0755', kind='directory'),
+                       in_place('/usr/local/bin', mode='0755', kind='directory'),
+                       in_place(MAP, node_files.checksum(copies[0])),
+                       in_place(LAUNCHER, node_files.checksum(script), mode='0755'),
+                       in_place(LAUNCH_FILE, node_files.checksum(copies[1])),
+                       in_place(LAUNCH_SCRIPT, node_files.checksum(script), mode='0755')]}})
+    with mock.patch.object(action.ActionModule, '_render_launcher', return_value=script):
+        result = run(tmp_path, 'node', node, read=read, launch=LAUNCH)
+    assert [entry['path'] for entry in dict(node.calls)['npuops.ascend.path_info']['paths']] == [
+        '/etc/npuops', '/usr/local/bin', MAP, LAUNCHER, LAUNCH_FILE, LAUNCH_SCRIPT]
+    assert names(node) == ['npuops.ascend.cpu_governor', 'npuops.ascend.path_info', 'ansible.legacy.user',
+                           'ansible.legacy.command']
+    assert result['changed'] is False and 'diff' not in result
+    assert result['launch_written']['in_place'] is True and result['launch_script_written']['in_place'] is True
+
+
+def test_check_mode_shows_the_launch_files_and_changes_nothing(tmp_path):
+    read = launch_read(tmp_path)
+    node = Node(**{'copy': {'changed': True, 'diff': [{'after_header': 'copied'}]}})
+    result = run(tmp_path, 'node', node, check_mode=True, read=read, launch=LAUNCH)
+    modes = [(name, mode) for name, mode in node.modes if name in ('ansible.legacy.copy', 'ansible.legacy.template')]
+    assert modes == [('ansible.legacy.copy', True), ('ansible.legacy.template', True)] * 2
+    assert result['diff'].count({'after_header': 'copied'}) == 2
+    assert 'ansible.legacy.command' not in names(node)
+
+
+def test_a_failed_launcher_test_also_undoes_the_launch_files(tmp_path):
+    read = launch_read(tmp_path)
+    backup = LAUNCH_FILE + '.1.2026-12-05@10:00:00~'
+    copies = [{'changed': True, 'dest': MAP}, {'changed': True, 'dest': LAUNCH_FILE, 'backup_file': backup},
+              {'changed': True}]
+    node = Node(**{'copy': copies,
+                   'template': [{'changed': True, 'dest': LAUNCHER}, {'changed': True, 'dest': LAUNCH_SCRIPT}],
+                   'ansible.legacy.command': {'rc': 1, 'stdout': '', 'stderr': 'numactl: not found'},
+                   'restore': {'changed': True}})
+    result = run(tmp_path, 'node', node, read=read, launch=LAUNCH)
+    assert [(item['path'], item['action']) for item in result['restored']] == [
+        (MAP, 'remove'), (LAUNCHER, 'remove'), (LAUNCH_FILE, 'restore'), (LAUNCH_SCRIPT, 'remove')]
+    assert read_json(result['report'])['backups']['launch'] == backup
+
+
+@pytest.mark.parametrize('host, changes, words', [
+    ('node03', {}, "node03 is not in the run's node list (node01, node02), so it has no node rank"),
+    ('node02', {}, 'the first node node01 has no launch address in its stage 6 record of this run'),
+])
+def test_a_launch_that_cannot_be_worked_out_stops_the_node_before_any_change(tmp_path, host, changes, words):
+    read = run(tmp_path, 'read', Node(), host=host, launch=dict(LAUNCH, **changes))
+    node = Node()
+    result = run(tmp_path, 'node', node, host=host, read=read, launch=dict(LAUNCH, **changes))
+    assert result['failed'] is True and result['changed'] is False and node.calls == []
+    assert result['msg'].startswith('%s: the per-rank launch of stage 6 cannot be written, so nothing was changed on '
+                                    'the node: numa_bind launch: ' % host)
+    assert words in result['msg']
+
+
+def test_the_master_address_setting_needs_no_record(tmp_path):
+    read = run(tmp_path, 'read', Node(), host='node02', skip_tags=['numa_bind_gate'],
+               launch=dict(LAUNCH, master_addr='192.0.2.1'))
+    node = Node()
+    result = run(tmp_path, 'node', node, host='node02', read=read, skip_tags=['numa_bind_gate'],
+                 launch=dict(LAUNCH, master_addr='192.0.2.1'))
+    assert result['launch']['master_addr'] == '192.0.2.1' and not result.get('failed')
+
+
+def test_bad_launch_settings_stop_the_check_and_the_read(tmp_path):
+    for step in ('check', 'read'):
+        node = Node()
+        result = run(tmp_path, step, node, launch=dict(LAUNCH, master_port=0, path='x'))
+        assert result['failed'] is True and node.calls == []
+        assert ("numa_bind_launch_path 'x' is not an absolute file path | numa_bind_master_port 0 is not a port from 1 "
+                'to 65535') in result['msg']
+
+
+def test_the_launch_script_is_rendered_from_the_roles_template():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    template = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'numa_bind', 'templates',
+                            'npu-launch.j2')
+    loader = DataLoader()
+    plugin = action.ActionModule(mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), loader=loader,
+                                 templar=Templar(loader=loader), shared_loader_obj=None)
+    plugin._find_needle = lambda folder, name: os.path.abspath(template) if name == 'npu-launch.j2' else None
+    text = plugin._render_launcher({'numa_bind_launcher_python': '/usr/bin/python3', 'numa_bind_launch_path': LAUNCH_FILE,
+                                    'numa_bind_launcher_path': LAUNCHER, 'numa_bind_launch_grace_seconds': 5},
+                                   'npu-launch.j2')
+    assert text.startswith('#!/usr/bin/python3\n') and 'LAUNCH = "%s"' % LAUNCH_FILE in text
+    assert 'LAUNCHER = "%s"' % LAUNCHER in text and 'GRACE_SECONDS = 5\n' in text and '{{' not in text

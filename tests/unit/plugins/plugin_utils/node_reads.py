@@ -36,6 +36,8 @@ TLS_ON = TLS_OFF.replace('tls switch[0]', 'tls switch[1]')           # the same 
 PFC = sample('hccn_tool/pfc/hixl_dev0_prio4')
 NO_IP = (13, '', 'Get ipconf failed, because no ip was preset there!\n')   # hccn_tool_set_and_errors.txt
 LINK_IS_DOWN = (22, '', 'Execute failed: Link status is down.\n')
+OPTICAL = sample('hccn_tool/optical/mc_910a_qsfp_dev0')           # 4 lanes, 'not present', Rx lane 1 0.0054 mW
+STAT = sample('hccn_tool/stat/mc_910a_trimmed')                       # roce_rx_err_pkt_num 0, roce_tx_err_pkt_num 0
 
 NUMACTL_8 = sample('numa/numactl/atlas800t_a2_8node')                # 8 nodes x 24 CPUs, 0-191
 NUMACTL_4 = sample('numa/numactl/lkml_kunpeng920_2s_4node')          # 4 nodes x 24 CPUs, 0-95
@@ -81,11 +83,16 @@ PORT_QUERIES = ('link', 'ip', 'net_health', 'tls', 'pfc')
 
 def ports_read(run_module, devices=range(8), queries=PORT_QUERIES, ip=None, **changed):
     """hccn_info on the samples; ``ip`` maps a device to its ip sample, ``changed`` '<query>_<device>' to a reply."""
-    replies = {'link': LINK_UP, 'net_health': NET_OK, 'tls': TLS_OFF, 'pfc': PFC}
+    replies = {'link': LINK_UP, 'net_health': NET_OK, 'tls': TLS_OFF, 'pfc': PFC, 'optical': OPTICAL, 'stat': STAT}
     cmds = {}
     for dev in devices:
         for query in queries:
-            text = sample((ip or {}).get(dev, 'hccn_tool/ip/mc_worker0_dev%d' % dev)) if query == 'ip' else replies[query]
+            if query == 'ip':
+                text = sample((ip or {}).get(dev, 'hccn_tool/ip/mc_worker0_dev%d' % dev))
+            elif query == 'link_stat':
+                text = sample('hccn_tool/link_stat/mc_worker0_dev%d' % dev)   # the 8 ports of one real node
+            else:
+                text = replies[query]
             reply = changed.get('%s_%d' % (query, dev), text)
             cmds[(HCCN, '-i', str(dev), '-' + query, '-g')] = reply if isinstance(reply, tuple) else (0, reply, '')
     res = run_module(hccn_info, {'devices': list(devices), 'queries': list(queries)}, cmds)
