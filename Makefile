@@ -54,7 +54,7 @@ integration: setup
 # make test runs the integration tests in two lanes side by side (tools/dev/test.sh), each with a session PoD of its own:
 # the second lane has these files (the modules with PoDs of their own, and the runs in parts), the first the rest, each
 # in the order of the file names.
-INTEGRATION_2 = tests/integration/test_diagnose.py tests/integration/test_link_quality.py tests/integration/test_lost_nodes.py \
+INTEGRATION_2 = tests/integration/test_audit.py tests/integration/test_diagnose.py tests/integration/test_link_quality.py tests/integration/test_lost_nodes.py \
 	tests/integration/test_measure_each_stage.py tests/integration/test_module_examples.py tests/integration/test_products.py \
 	tests/integration/test_run_in_parts.py tests/integration/test_stage4_parts.py tests/integration/test_window_domains.py
 

@@ -163,7 +163,7 @@ class ActionModule(StageAction):
                                               args['intent'], log_level_min=args['log_level_min'],
                                               allow_loopback_if_ip=args['allow_loopback_if_ip'])
         record = store.make_record(run_id, node, hccl_env.STAGE, hccl_env.ROLE, findings, check_mode=self.check_mode,
-                                   data=hccl_env.record_data(checked, changed))
+                                   data=hccl_env.record_data(checked, changed, copy_args['content']))
         out.update(findings=findings, record=record, path=store.write_record(args['run_dir'], record),
                    msg='recorded stage 5 (hccl_env) of %s: %s' % (node, record['status']))
         if args['report']:

@@ -294,6 +294,11 @@ class ActionModule(StageAction):
         # one read of what is there: the run user's home, the directories, the map and the launcher
         files = self._files(args, binding, plan, skip, task_vars, parts.get('launch_document')) \
             if ('user' not in skip and plan.get('manage')) or 'launcher' not in skip else None
+        if files is not None:
+            # what the record's files name: the SHA-1 of each text and its path (numa.record_files)
+            parts['sums'] = files['sums']
+            parts['paths'] = {'map': settings['map_path'], 'launcher': settings['launcher_path'],
+                              'launch': (launch or {}).get('path'), 'launch_script': (launch or {}).get('script_path')}
         if 'user' not in skip:
             parts['user'] = skipped()
             if plan.get('manage'):

@@ -172,7 +172,7 @@ class ActionModule(StageAction):
     def step_node(self, args, run_id, task_vars):
         node = store.check_node(task_vars.get('inventory_hostname'))
         values = dict(args['values'], path=args['path'], vllm_dir=args['vllm_dir'])
-        out = dict(changed=False, diff=[], findings=[], secrets_msg=None)
+        out = dict(changed=False, diff=[], findings=[], secrets_msg=None, files=[])
         try:
             parts = self._configure(node, values, args, task_vars, out)
             if values.get('engine') != 'none' and args['bench_endpoint']:
@@ -190,9 +190,11 @@ class ActionModule(StageAction):
         except _Failed as exc:
             return dict(exc.result, changed=out['changed'], diff=out['diff'])
         entry = serving.report_entry(node, run_id, values, findings=out['findings'], **parts)
-        # the record's data: the report's entry and the line of the secrets file (names only, never a value)
+        # the record's data: the report's entry, the line of the secrets file (names only, never a value) and the
+        # files the node step left (serving.mindie_files / vllm_files; no checksum of the secrets file)
         record = store.make_record(run_id, node, STAGE, ROLE, out['findings'], skipped=values.get('engine') == 'none',
-                                   check_mode=self.check_mode, data=dict(entry, secrets_msg=out['secrets_msg']))
+                                   check_mode=self.check_mode,
+                                   data=dict(entry, secrets_msg=out['secrets_msg'], files=out['files']))
         out.update(record=record, path=store.write_record(args['run_dir'], record), entry=entry)
         if args['report']:
             directory = os.path.join(args['run_dir'], REPORT_DIR)
@@ -240,6 +242,7 @@ class ActionModule(StageAction):
             read = self._take(out, self._builtin('slurp', {'src': args['path']}, task_vars))
             text = to_text(base64.b64decode(read['content']), errors='surrogate_or_strict')
         out['findings'] = serving.mindie_config_findings(result, effective, node, text, args['model_index'])
+        out['files'] = serving.mindie_files(args['path'], result, text, module_args)
         out['mindie_config'] = dict((key, value) for key, value in result.items() if key != 'diff')
         return {'effective': effective, 'result': result, 'npu_mem': decided}
 
@@ -249,23 +252,24 @@ class ActionModule(StageAction):
         except AnsibleError as exc:
             raise _Failed({'failed': True, 'msg': to_native(exc.message)}) from exc
         owner, group, directory = args['vllm_owner'], args['vllm_group'], args['vllm_dir']
-        service = values.get('service')
+        paths = serving.vllm_paths(directory, values.get('service'))
         self._take(out, self._builtin('file', {'path': directory, 'state': 'directory', 'owner': owner, 'group': group,
                                                'mode': '0755'}, task_vars))
-        self._take(out, self._copy(task_vars, content=launch['env_text'], dest='%s/vllm-%s.env' % (directory, service),
-                                   owner=owner, group=group, mode='0640', backup=True))
+        self._take(out, self._copy(task_vars, content=launch['env_text'], dest=paths['vllm_env'], owner=owner,
+                                   group=group, mode=serving.VLLM_ENV_MODE, backup=True))
         if launch['secret_names']:
             # the key and the secret variables: no_log and no diff, no backup (an old key stays nowhere); only the
             # names are said
             secret_text = serving.vllm_launch(values, secrets=True)['secret_env_text']
             written = self._take(out, self._copy(task_vars, secret=True, content=secret_text,
-                                                 dest=launch['secret_env_path'], owner=owner, group=group, mode='0640',
-                                                 backup=False), secret=True)
+                                                 dest=launch['secret_env_path'], owner=owner, group=group,
+                                                 mode=serving.VLLM_SECRETS_MODE, backup=False), secret=True)
             out['secrets_msg'] = serving.secrets_message(launch['secret_env_path'], launch['secret_names'],
                                                          bool(written.get('changed')), self.check_mode)
         else:
             self._take(out, self._builtin('file', {'path': launch['secret_env_path'], 'state': 'absent'}, task_vars))
-        self._take(out, self._copy(task_vars, content=launch['script_text'], dest='%s/vllm-%s.sh' % (directory, service),
-                                   owner=owner, group=group, mode='0750', backup=True))
+        self._take(out, self._copy(task_vars, content=launch['script_text'], dest=paths['vllm_script'], owner=owner,
+                                   group=group, mode=serving.VLLM_SCRIPT_MODE, backup=True))
         out['vllm_launch'] = launch
+        out['files'] = serving.vllm_files(launch, paths, owner, group)
         return {'launch': launch}

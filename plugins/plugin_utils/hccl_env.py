@@ -21,6 +21,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.module_utils._domain.products import DSCP_MAX, PRIORITY_MAX
 from ansible_collections.npuops.ascend.plugins.plugin_utils import hccl_rules as rules
+from ansible_collections.npuops.ascend.plugins.plugin_utils import node_files
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import WARN, finding
 from ansible_collections.npuops.ascend.plugins.plugin_utils.hccl_rules import HCCL_DEFAULT_RDMA_SL, HCCL_DEFAULT_RDMA_TC, integer, show
 from ansible_collections.npuops.ascend.plugins.plugin_utils.roce.ports import by_device, dscp_map, port_text
@@ -57,6 +58,8 @@ NO_ROCE_FAMILIES = ('310P', '310', '310B')
 # the managed file: the role's defaults, and what its settings are called
 FILE_KEYS = ('path', 'owner', 'group', 'mode')
 FILE_DEFAULTS = {'path': '/etc/profile.d/npuops-hccl.sh', 'owner': 'root', 'group': 'root', 'mode': '0644'}
+# the kind of the file in the ``files`` of the node's record (what the drift audit compares)
+FILE_KIND = 'hccl_env'
 
 PORTS_USED = 32                 # HCCL_IF_BASE_PORT: HCCL listens on 32 ports from the base (CANN 8.3 and later)
 BASE_PORT_RANGE = (1024, 65520)
@@ -1232,15 +1235,27 @@ def ports_to_check(check_ports, stage4_given, stage4_ports, read):
     return stage4_ports if stage4_given else read
 
 
-def record_data(result, changed):
+def record_files(result, content):
+    """The record's ``files``: the one file stage 5 manages, ``[{kind: hccl_env, path, checksum, owner, group, mode}]``
+    with the SHA-1 of ``content`` (the text the node step wrote, found in place, or would write in a dry run); empty
+    when there is no content or no file settings (nothing was written)."""
+    settings = (result or {}).get('file') if isinstance(result, Mapping) else None
+    if content is None or not isinstance(settings, Mapping) or not settings.get('path'):
+        return []
+    return [{'kind': FILE_KIND, 'path': settings['path'], 'checksum': node_files.checksum(content),
+             'owner': settings.get('owner'), 'group': settings.get('group'), 'mode': settings.get('mode')}]
+
+
+def record_data(result, changed, content=None):
     """The ``data`` of the node's record of stage 5: whether the file changed and what it holds, and for the report of
     the PoD (which in the PoD part of a run in parts has only the records) the file's settings, HCCL_ALGO and the
-    advice."""
+    advice; ``files`` (:func:`record_files`) for the drift audit, from ``content``, the text the file was left with."""
     result = result or {}
     settings = result.get('file') or {}
     return {'changed': bool(changed), 'env': result.get('env') or [],
             'file': dict((key, settings.get(key)) for key in ('path', 'owner', 'group', 'mode')),
-            'algo': result.get('algo'), 'advice': list(result.get('advice') or [])}
+            'algo': result.get('algo'), 'advice': list(result.get('advice') or []),
+            'files': record_files(result, content)}
 
 
 def node_report(host, run_id, result, changed, findings):

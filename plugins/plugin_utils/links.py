@@ -200,36 +200,14 @@ def previous_record(run_dir, node):
     newer one could not be used; ``(None, skipped)`` when there is none. Newest: the record file written last. Only
     this node's records are read, through the store (schema, version, run id and node checked); no link is followed."""
     run_dir = os.path.abspath(str(run_dir).rstrip(os.sep) or os.sep)
-    report_dir, this = os.path.dirname(run_dir), os.path.basename(run_dir)
-    try:
-        names = os.listdir(report_dir)
-    except OSError:
-        return None, []
-    candidates = []
-    for name in names:
-        if name == this or not store.RUN_ID.fullmatch(name):
-            continue
-        other = os.path.join(report_dir, name)
-        path = store.record_path(other, node, 0)
-        if not all(_own_dir(step) for step in (other, os.path.join(other, 'nodes'), os.path.dirname(path))):
-            continue
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            candidates.append((info.st_mtime, name))
-    skipped = []
-    for _mtime, name in sorted(candidates, reverse=True):
-        record, problem = store.read_record(os.path.join(report_dir, name), name, node, 0)
-        if record is None:
-            skipped.append('run %s: %s' % (name, problem))
-            continue
+
+    def with_links(record):
         links = (record.get('data') or {}).get('links')
         if isinstance(links, dict) and isinstance(links.get('devices'), dict):
-            return record, skipped
-        skipped.append('run %s: its stage 0 record of %s holds no link data' % (name, node))
-    return None, skipped
+            return None
+        return 'its stage 0 record of %s holds no link data' % node
+
+    return store.newest_record(os.path.dirname(run_dir), node, 0, with_links, exclude=os.path.basename(run_dir))
 
 
 def _clock(text):

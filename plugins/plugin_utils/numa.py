@@ -32,6 +32,8 @@ PRIVILEGED_GROUPS = ('root', 'wheel', 'sudo', 'admin', 'docker', 'lxd', 'libvirt
 FILE_MODES = {'map': '0644', 'launcher': '0755', 'launch': '0644', 'launch_script': '0755'}
 # the files of the node step, in the order they are written
 FILE_KINDS = ('map', 'launcher', 'launch', 'launch_script')
+# the owner and the group of those files
+FILE_OWNER = 'root'
 
 
 def _whole(value):
@@ -489,12 +491,40 @@ def _unique_values(mapping):
     return out
 
 
+def record_files(results, sums, paths):
+    """The record's ``files``: one ``{kind, path, checksum, owner, group, mode}`` per file of FILE_KINDS (map,
+    launcher, launch, launch_script) the node step wrote, found in place, or would write in a dry run - root's, with
+    the kind's mode (FILE_MODES) and the SHA-1 of the text stage 6 put there (``sums``, else the checksum copy or
+    template returned, else null when neither is known).
+
+    ``results`` holds the parts of the node step (a kind's result is ``{}`` when it did not run: a skip tag, or no
+    per-rank launch) and ``restored``; ``paths`` is ``{kind: path}`` from the settings. A part that failed or was
+    skipped, and a file the run undid after a failed launcher test (put back from its backup or removed), are left
+    out: what is there is not what stage 6 wrote.
+    """
+    results = results if isinstance(results, Mapping) else {}
+    sums = sums if isinstance(sums, Mapping) else {}
+    paths = paths if isinstance(paths, Mapping) else {}
+    undone = set(item.get('path') for item in results.get('restored') or [] if isinstance(item, Mapping))
+    out = []
+    for kind in FILE_KINDS:
+        result, path = results.get(kind), paths.get(kind)
+        if not isinstance(result, Mapping) or not result or result.get('failed') or result.get('skipped'):
+            continue
+        if not path or path in undone or result.get('dest') in undone:
+            continue
+        out.append({'kind': kind, 'path': path, 'checksum': sums.get(kind) or result.get('checksum') or None,
+                    'owner': FILE_OWNER, 'group': FILE_OWNER, 'mode': FILE_MODES[kind]})
+    return out
+
+
 def node_data(binding, results):
     """The ``data`` of the node's record of stage 6: what the report of the PoD reads.
 
     ``results`` holds the node's parts: ``governor``, ``host_info``, ``launcher_check``, ``user``, ``map``, ``launcher``
     (results; ``{}`` when a part did not run), ``restored`` (numa_bind_restore's list) and ``aicore`` (``{}`` when not
-    sampled).
+    sampled), and for ``files`` (:func:`record_files`) ``sums`` and ``paths``, ``{kind: SHA-1}`` and ``{kind: path}``
+    of the files the node step handles (absent when it handled none).
     """
     governor = results.get('governor') or {}
     host_info = results.get('host_info') or {}
@@ -511,6 +541,7 @@ def node_data(binding, results):
         'undone': [item['path'] for item in results.get('restored') or []],
         'backups': [result['backup_file'] for result in written if 'backup_file' in result],
         'aicore': results.get('aicore') or {},
+        'files': record_files(results, results.get('sums'), results.get('paths')),
     }
     if results.get('launch_addr'):
         # the address the other nodes reach this node at: the master address of a job whose first node this is

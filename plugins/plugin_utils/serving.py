@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.module_utils._parsers._common import short_repr
+from ansible_collections.npuops.ascend.plugins.plugin_utils import node_files
 from ansible_collections.npuops.ascend.plugins.plugin_utils.findings import finding
 
 MB_PER_GB = 1024
@@ -601,6 +602,60 @@ def secrets_message(path, names, changed, check_mode):
     written; never a value."""
     what = 'unchanged' if not changed else 'would be written' if check_mode else 'was written'
     return '%s %s: %s (the values are never shown)' % (path, what, ', '.join('%s=%s' % (name, REDACTED) for name in names))
+
+
+# the files of stage 7 in the ``files`` of the node's record (what the drift audit compares): their modes as the node
+# step writes them (MindIE's config.json: the mindie_config module's default when no mode is given)
+MINDIE_MODE = '0640'
+VLLM_ENV_MODE = '0640'
+VLLM_SECRETS_MODE = '0640'
+VLLM_SCRIPT_MODE = '0750'
+
+
+def vllm_paths(directory, service):
+    """``{vllm_env, vllm_script}``: the paths of the environment file and the launch script the node step writes in
+    ``directory`` (mindie_config_vllm_dir)."""
+    return {'vllm_env': '%s/vllm-%s.env' % (directory, service), 'vllm_script': '%s/vllm-%s.sh' % (directory, service)}
+
+
+def _mode_text(mode, default):
+    """An octal mode option as four digits ('640', '0640' or the int 0o640 give '0640'); ``default`` when not given."""
+    if mode is None or mode == '':
+        return default
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        return '%04o' % mode
+    text = str(mode).strip()
+    return '%04o' % int(text, 8) if re.match(r'^0?[0-7]{3}$', text) else text
+
+
+def _file(kind, path, text, owner, group, mode):
+    return {'kind': kind, 'path': path, 'checksum': None if text is None else node_files.checksum(text),
+            'owner': owner, 'group': group, 'mode': mode}
+
+
+def mindie_files(path, result, text, module_args):
+    """The record's ``files`` of a MindIE node: ``[{kind: mindie_config, path, checksum, owner, group, mode}]``, the
+    checksum the SHA-1 of ``text``, the file as read back after the write (null when it was not read: check mode),
+    owner and group as the mindie_config module was given them (null when not given: the module leaves the file's
+    own), the mode as given or the module's default 0640. Empty when the module refused the settings or failed (it
+    wrote nothing)."""
+    if not isinstance(result, Mapping) or result.get('failed') or result.get('problems') or 'settings_after' not in result:
+        return []
+    module_args = module_args if isinstance(module_args, Mapping) else {}
+    return [_file('mindie_config', path, text, module_args.get('owner'), module_args.get('group'),
+                  _mode_text(module_args.get('mode'), MINDIE_MODE))]
+
+
+def vllm_files(launch, paths, owner, group):
+    """The record's ``files`` of a vLLM-Ascend node, in the order they are written: the environment file
+    (``vllm_env``), the secrets file (``vllm_secrets``, only when the launch has secrets; its checksum is always null,
+    no trace of a secret is kept) and the launch script (``vllm_script``), with the SHA-1 of the texts of
+    :func:`vllm_launch` and the owner, group and modes the node step sets. ``paths`` as :func:`vllm_paths` gives."""
+    out = [_file('vllm_env', paths['vllm_env'], launch['env_text'], owner, group, VLLM_ENV_MODE)]
+    if launch.get('secret_names'):
+        out.append(_file('vllm_secrets', launch['secret_env_path'], None, owner, group, VLLM_SECRETS_MODE))
+    out.append(_file('vllm_script', paths['vllm_script'], launch['script_text'], owner, group, VLLM_SCRIPT_MODE))
+    return out
 
 
 def report_entry(host, run_id, values, effective=None, result=None, npu_mem=None, launch=None, findings=None,

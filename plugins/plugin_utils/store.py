@@ -242,6 +242,61 @@ def node_stages(run_dir, run_id, node):
     return out
 
 
+def own_dir(path):
+    """Create a directory of the store, or accept an existing one (a link or a file there is refused)."""
+    _own_dir(path)
+
+
+def load_json(path):
+    """``(document, None)`` or ``(None, problem)`` of a JSON file of the store, read without following a link."""
+    return _load(path)
+
+
+def _plain_dir(path):
+    """True when ``path`` is a directory and not a link (the store follows no link)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def newest_record(report_dir, node, stage, accept=None, exclude=None):
+    """The newest usable record of ``node``'s stage in the runs of the report directory (one directory per run, named
+    by its run id), newest meaning the record file written last: ``(record, skipped)``, ``skipped`` saying why each
+    newer one could not be used; ``(None, skipped)`` when there is none. ``accept(record)`` returns None for a record
+    that will do, else why not; ``exclude`` is a run id left out (the run that asks). Only this node's records are read,
+    through the store (schema, version, run id and node checked); no link is followed."""
+    try:
+        names = os.listdir(report_dir)
+    except OSError:
+        return None, []
+    candidates = []
+    for name in names:
+        if name == exclude or not RUN_ID.fullmatch(name):
+            continue
+        other = os.path.join(report_dir, name)
+        path = record_path(other, node, stage)
+        if not all(_plain_dir(step) for step in (other, os.path.join(other, 'nodes'), os.path.dirname(path))):
+            continue
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            candidates.append((info.st_mtime, name))
+    skipped = []
+    for _mtime, name in sorted(candidates, reverse=True):
+        record, problem = read_record(os.path.join(report_dir, name), name, node, stage)
+        if record is None:
+            skipped.append('run %s: %s' % (name, problem))
+            continue
+        problem = accept(record) if accept else None
+        if problem is None:
+            return record, skipped
+        skipped.append('run %s: %s' % (name, problem))
+    return None, skipped
+
+
 def pod_record_path(run_dir, stage):
     return os.path.join(run_dir, 'pod', 'stage%d.json' % check_stage(stage))
 

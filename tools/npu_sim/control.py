@@ -1,4 +1,5 @@
-"""``npu-sim``: the control command of the simulator (init, install, fault, state, calls, train, allreduce, busbw).
+"""``npu-sim``: the control command of the simulator (init, install, fault, state, calls, train, allreduce, busbw,
+shm, reboot).
 
 ``npu-sim calls --cpu`` sums the CPU time the simulated tool calls used on the node (the ``cpu_s`` and
 ``start_cpu_s`` fields of the call log): what a benchmark of the collection subtracts or reports as the
@@ -13,11 +14,13 @@ import sys
 
 from . import SERVED
 from . import faults as faults_mod
+from . import hccnconf
 from . import host
 from . import model
 from . import node as node_mod
 from . import perf
 from . import plog
+from . import ports
 from . import statefile
 from . import versions
 from .output import Result
@@ -192,6 +195,8 @@ def cmd_init(args, path, res):
         raise ControlError("--npus must be 1-%d (%s)" % (spec["max_npus"], NPUS_OF[args.product]))
     data = node_mod.new_state(args.hostname, args.index, npus, args.pod_dir, product=args.product)
     statefile.save(path, data)
+    with statefile.locked(path, True):
+        hccnconf.write(path, data)  # the node's /etc/hccn.conf: the address plan (none without RoCE ports)
     if args.product == node_mod.DEFAULT_PRODUCT:
         res.o("initialised %s (hostname %s, index %d, %d NPUs)" % (path, args.hostname, args.index, npus))
     else:
@@ -414,6 +419,64 @@ def cmd_fault(args, path, res):
     res.o("fault cleared: %d" % len(removed))
 
 
+# Port settings without a key in /etc/hccn.conf: a reboot (driver reload) brings them back at the driver defaults.
+REBOOT_PORT_DEFAULTS = ("mtu", "pfc", "dscp_to_tc", "tls")
+
+
+def reboot_node(data, path):
+    """What a reboot of the node does to the state ``data`` (the caller holds its lock): every RoCE port back at the
+    driver defaults of ports.new_port (MTU, PFC, DSCP -> TC, the TLS switch), its address, netmask, netdetect and
+    gateway as the node's hccn.conf holds them (none for a key the file lacks), its link DOWN and UP again after
+    ``settings.flap_seconds``; the CPU governor back at node.DEFAULT_GOVERNOR (a cpupower setting is not kept); no
+    NPU process left. The host section, the files, the counters and the faults stay. Returns (ports, processes ended,
+    whether hccn.conf was read)."""
+    from . import hccn  # pylint: disable=import-outside-toplevel
+    when = node_mod.now(data)
+    conf = hccnconf.read(path)
+    ports_reset = 0
+    ended = 0
+    for npu in data["npus"]:
+        ended += len(npu.get("processes") or [])
+        npu["processes"] = []
+        net = npu.get("net")
+        if net is None:
+            continue
+        dev = npu["id"]
+        fresh = ports.new_port(int(data.get("index", 0)), dev, when)
+        # the pauses counted so far stay in the stored counters (model.fold_pfc_counters), as a PFC set keeps them
+        model.fold_pfc_counters(data, dev, fresh["pfc"], when)
+        net["mtu"] = fresh["mtu"]
+        net["pfc"] = fresh["pfc"]
+        net["pfc_since"] = fresh["pfc_since"]
+        net["dscp_to_tc"] = fresh["dscp_to_tc"]
+        net["tls"]["enable"] = fresh["tls"]["enable"]
+        kept = conf.get(dev, {}) if conf is not None else hccnconf.persisted(net)
+        net["persisted"] = dict(kept)
+        for key, field in hccnconf.KEYS:
+            net[field] = kept.get(key)  # None: the driver has no such value (what a fresh node without it has)
+        hccn._flap(data, dev)  # pylint: disable=protected-access
+        ports_reset += 1
+    data["governor"] = node_mod.DEFAULT_GOVERNOR
+    if conf is None:
+        hccnconf.write(path, data)  # a state never initialised through init: its file from now on
+    return ports_reset, ended, conf is not None
+
+
+def cmd_reboot(args, path, res):
+    with statefile.transaction(path) as data:
+        ports_reset, ended, _read = reboot_node(data, path)
+        hostname = data.get("hostname")
+        governor = data["governor"]
+        flap = float(data.get("settings", {}).get("flap_seconds", 5.0))
+    if ports_reset:
+        ports_text = "%d ports back at driver defaults (%s), addresses from hccn.conf, links up after %gs" % (
+            ports_reset, ", ".join(REBOOT_PORT_DEFAULTS), flap)
+    else:
+        ports_text = "no RoCE ports"
+    ended_text = ", %d NPU processes ended" % ended if ended else ""
+    res.o("rebooted %s: %s, governor %s%s" % (hostname, ports_text, governor, ended_text))
+
+
 def _parse_value(text):
     try:
         return json.loads(text)
@@ -445,6 +508,8 @@ def cmd_state(args, path, res):
             statefile.set_path(data, args.key, value)
         except (KeyError, IndexError, ValueError, TypeError):
             raise ControlError("cannot set %s" % args.key) from None
+        if args.key.split(".")[0] == "npus":
+            hccnconf.write(path, data)  # npus.N.net.persisted is what the node's hccn.conf holds
         snapshot = statefile.deep_copy(data)
     if args.key.startswith("versions") or args.key == "arch":
         render_version_files(snapshot)
@@ -651,6 +716,10 @@ def build_parser():
     busbw = sub.add_parser("busbw", help="print the model's busbw and why RoCE is (not) lossless")
     busbw.add_argument("--state", dest="state_sub")
 
+    reboot = sub.add_parser("reboot", help="reboot the node: port settings not in hccn.conf back at the driver "
+                            "defaults, addresses from hccn.conf, links flap, governor %s" % node_mod.DEFAULT_GOVERNOR)
+    reboot.add_argument("--state", dest="state_sub")
+
     shm = sub.add_parser("shm", help="fill or empty the node's /dev/shm as the shm-full fault says")
     shm.add_argument("action", choices=("sync",))
     shm.add_argument("--state", dest="state_sub")
@@ -658,7 +727,8 @@ def build_parser():
 
 
 COMMANDS = {"init": cmd_init, "install": cmd_install, "fault": cmd_fault, "state": cmd_state, "calls": cmd_calls,
-            "train": cmd_train, "allreduce": cmd_allreduce, "busbw": cmd_busbw, "shm": cmd_shm}
+            "train": cmd_train, "allreduce": cmd_allreduce, "busbw": cmd_busbw, "shm": cmd_shm,
+            "reboot": cmd_reboot}
 
 
 def run(argv):

@@ -561,6 +561,10 @@ SETTERS = {
     "pfc": _val_pfc, "dscp_to_tc": _val_dscp_to_tc, "mtu": _val_mtu,
 }
 
+# The sets the driver persists to /etc/hccn.conf, and the keys of that file each one writes (``-ip -s`` may clear
+# the gateway, see _val_ip). MTU, PFC, DSCP -> TC and TLS have no key there (hccnconf.py).
+PERSISTED = {"ip": ("address", "netmask", "gateway"), "gateway": ("gateway",), "netdetect": ("netdetect",)}
+
 
 def _emit_error(res, err):
     if err.message:
@@ -657,6 +661,11 @@ def run(argv, path):
             raise HccnError(0x300C, "permission denied: pls check this cmd run permission.")
         with statefile.transaction(path) as data:
             apply(data)
+            if command in PERSISTED:
+                # the driver keeps these in /etc/hccn.conf (hccnconf.py); written under the state's lock
+                from . import hccnconf
+                hccnconf.record(data["npus"][dev]["net"], PERSISTED[command])
+                hccnconf.write(path, data)
         res.o(SET_OK)
     except HccnError as err:
         res.out = []

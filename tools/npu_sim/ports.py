@@ -106,6 +106,9 @@ def new_port(index, device, created):
         "netmask": IP_PLAN_NETMASK,
         "gateway": plan_gateway(device),
         "netdetect": plan_gateway(device),
+        # what the node's /etc/hccn.conf holds for the port (hccnconf.py): the plan, as the OS install wrote it
+        "persisted": {"address": plan_ip(index, device), "netmask": IP_PLAN_NETMASK,
+                      "netdetect": plan_gateway(device), "gateway": plan_gateway(device)},
         "net_health": None,
         "tls": {"enable": 1, "preconfigured": 1, "alarm_days": 60, "certs": _default_certs(device)},
         "pfc": [0] * 8,

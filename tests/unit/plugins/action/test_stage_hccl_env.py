@@ -5,6 +5,7 @@ JSON report. The node's modules and the copy action answer from tables."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from unittest import mock
 
@@ -218,7 +219,10 @@ def test_the_node_step_writes_loads_reads_the_ports_and_records(tmp_path):
     assert record == result['record'] and record['status'] == 'passed' and record['role'] == 'hccl_env'
     assert record['data'] == {'changed': True, 'env': checked()['env'], 'algo': checked()['algo'],
                               'advice': checked()['advice'],
-                              'file': dict((key, checked()['file'][key]) for key in ('path', 'owner', 'group', 'mode'))}
+                              'file': dict((key, checked()['file'][key]) for key in ('path', 'owner', 'group', 'mode')),
+                              'files': [{'kind': 'hccl_env', 'path': PATH, 'owner': 'root', 'group': 'root',
+                                         'mode': '0644',
+                                         'checksum': hashlib.sha1(new_task.args['content'].encode()).hexdigest()}]}
     report = read_json(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H))
     assert report == hccl_env.node_report(H, RUN, checked(), True, [])
     with open(tmp_path / RUN / 'stage5-hccl_env' / ('%s.json' % H), encoding='utf-8') as handle:
@@ -244,6 +248,10 @@ def test_a_file_the_check_found_in_place_is_not_handed_to_copy(tmp_path):
     assert result['changed'] is False and 'diff' not in result and result['written']['in_place'] is True
     assert [name for name, _args in calls] == ['ansible.legacy.command', 'npuops.ascend.hccn_info']  # still loaded
     assert read_json(result['path'])['status'] == 'passed'
+    # the file found in place is what the record names: its text's SHA-1, as the node's stat reported it
+    text = hccl_env.file_copy_args(checked())['content']
+    assert [(item['kind'], item['path'], item['checksum']) for item in read_json(result['path'])['data']['files']] == [
+        ('hccl_env', PATH, hashlib.sha1(text.encode('utf-8')).hexdigest())]
 
 
 @pytest.mark.parametrize('changes', [{'checksum': '0' * 40}, {'mode': '0664'}, {'gr_name': 'wheel', 'gid': 10},
@@ -306,6 +314,10 @@ def test_a_dry_run_that_would_change_the_file_does_not_load_it(tmp_path):
     assert [name for name, _args in calls] == ['npuops.ascend.hccn_info'] and 'loaded' not in result
     assert result['changed'] is True and result['record']['check_mode'] is True
     assert result['record']['data']['changed'] is True
+    # a dry run records the file it would write
+    text = hccl_env.file_copy_args(checked())['content']
+    assert result['record']['data']['files'] == [{'kind': 'hccl_env', 'path': PATH, 'owner': 'root', 'group': 'root',
+                                                  'mode': '0644', 'checksum': hashlib.sha1(text.encode()).hexdigest()}]
 
 
 def test_a_dry_run_without_a_change_loads_the_file_outside_check_mode(tmp_path):

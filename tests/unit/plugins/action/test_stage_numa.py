@@ -5,6 +5,7 @@ the JSON report."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from unittest import mock
@@ -97,6 +98,11 @@ def names(node):
 def read_json(path):
     with open(path, encoding='utf-8') as handle:
         return json.load(handle)
+
+
+def sha1(text):
+    """The SHA-1 hex of a text as the node stores it (UTF-8): what ansible's stat and copy report."""
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
 
 
 # ---- check: the settings play ------------------------------------------------------------------------------------
@@ -225,7 +231,13 @@ def test_the_node_step_runs_every_part_in_order_and_records_it(tmp_path):
     assert record['data'] == {'npus': BINDING, 'governor_before': ['ondemand'], 'governor_after': ['performance'],
                               'swappiness': 10, 'transparent_hugepage': 'never', 'launcher_test': 'runs as npuops',
                               'changed': ['user', 'map', 'launcher', 'governor'], 'undone': [], 'backups': [],
-                              'aicore': {}}
+                              'aicore': {}, 'files': [
+                                  # the map's text as the copy got it; the launcher was not rendered here and the
+                                  # template's result has no checksum
+                                  {'kind': 'map', 'path': MAP, 'checksum': sha1(copy['content']), 'owner': 'root',
+                                   'group': 'root', 'mode': '0644'},
+                                  {'kind': 'launcher', 'path': LAUNCHER, 'checksum': None, 'owner': 'root',
+                                   'group': 'root', 'mode': '0755'}]}
     report = read_json(result['report'])
     assert result['report'] == str(tmp_path / RUN / 'stage6-numa_bind' / 'node01.json')
     assert report['launcher_check'] == 'npuops\n' and report['governor']['wanted'] == 'performance'
@@ -275,6 +287,10 @@ def test_what_is_in_place_costs_one_read_and_no_file_copy_or_template_run(tmp_pa
     assert result['changed'] is False and 'diff' not in result
     assert result['map_written']['in_place'] is True and result['launcher_written']['dest'] == LAUNCHER
     assert read_json(result['path'])['data']['changed'] == [] and result['launcher_check']['rc'] == 0
+    # the files found in place are the files the record names, with the SHA-1 of their texts
+    assert [(item['kind'], item['path'], item['checksum'], item['mode'])
+            for item in read_json(result['path'])['data']['files']] == [
+        ('map', MAP, sha1(content), '0644'), ('launcher', LAUNCHER, sha1(launcher), '0755')]
 
 
 @pytest.mark.parametrize('what, changes', [
@@ -331,6 +347,7 @@ def test_a_failed_launcher_test_puts_back_the_map_and_removes_a_new_launcher(tmp
                                   % (LAUNCHER, MAP, backup, LAUNCHER)]
     assert record['data']['launcher_test'] == 'failed' and record['data']['undone'] == [MAP, LAUNCHER]
     assert record['data']['backups'] == [backup]
+    assert record['data']['files'] == []   # what the run undid is not what it left
     report = read_json(result['report'])
     assert report['backups'] == {'map': backup, 'launcher': None} and report['restored'] == result['restored']
     assert result['launcher_check']['failed'] is False  # as a task with failed_when: false registered it
@@ -344,6 +361,10 @@ def test_check_mode_skips_the_launcher_test_after_a_predicted_change(tmp_path):
     assert result['launcher_check'] == {'changed': False, 'skipped': True}
     record = read_json(result['path'])
     assert record['check_mode'] is True and record['data']['launcher_test'] == 'skipped' and record['status'] == 'passed'
+    # a dry run names the files it would write
+    content = dict(node.calls)['ansible.legacy.copy']['content']
+    assert [(item['kind'], item['checksum']) for item in record['data']['files']] == [('map', sha1(content)),
+                                                                                      ('launcher', None)]
     assert read_json(result['report'])['check_mode'] is True
 
 
@@ -442,6 +463,7 @@ def test_skip_tags_leave_their_parts_out(tmp_path):
     assert node.calls == [] and result['changed'] is False and result['findings'] == []
     data = read_json(result['path'])['data']
     assert data['launcher_test'] == 'skipped' and data['changed'] == [] and data['governor_after'] == []
+    assert data['files'] == []   # numa_bind_launcher skipped: no file handled
     assert read_json(result['report'])['governor']['wanted'] == 'performance'
 
 
@@ -544,6 +566,9 @@ def test_the_node_step_writes_the_launch_file_and_npu_launch_beside_the_map_and_
                                     '--master_port=29500']
     data = read_json(result['path'])['data']
     assert data['launch_addr'] == '127.0.1.2'
+    assert [(item['kind'], item['path'], item['checksum'], item['mode']) for item in data['files']] == [
+        ('map', MAP, sha1(copies[0]['content']), '0644'), ('launcher', LAUNCHER, None, '0755'),
+        ('launch', LAUNCH_FILE, sha1(copies[1]['content']), '0644'), ('launch_script', LAUNCH_SCRIPT, None, '0755')]
     assert data['changed'] == ['user', 'map', 'launcher', 'launch', 'launch_script', 'governor']
     report = read_json(result['report'])
     assert report['launch_path'] == LAUNCH_FILE and report['launch_script_path'] == LAUNCH_SCRIPT
@@ -600,6 +625,7 @@ def test_a_failed_launcher_test_also_undoes_the_launch_files(tmp_path):
     assert [(item['path'], item['action']) for item in result['restored']] == [
         (MAP, 'remove'), (LAUNCHER, 'remove'), (LAUNCH_FILE, 'restore'), (LAUNCH_SCRIPT, 'remove')]
     assert read_json(result['report'])['backups']['launch'] == backup
+    assert read_json(result['path'])['data']['files'] == []
 
 
 @pytest.mark.parametrize('host, changes, words', [

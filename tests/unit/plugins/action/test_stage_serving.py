@@ -6,6 +6,7 @@ the record and the JSON report)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 
@@ -175,7 +176,10 @@ def test_the_node_merges_reads_back_records_and_reports(tmp_path):
     assert result['changed'] is True and result['diff'] == [mindie_result()['diff']]
     assert result['findings'] == [] and 'diff' not in result['mindie_config']
     entry = read_json(tmp_path / RUN / 'stage7-mindie_config' / 'node02.json')
-    assert entry == result['entry'] and result['record']['data'] == dict(entry, secrets_msg=None)
+    # the record: the report's entry, and the file as read back after the write, with its SHA-1
+    files = [{'kind': 'mindie_config', 'path': PATH, 'checksum': hashlib.sha1(text.encode('utf-8')).hexdigest(),
+              'owner': 'mindie', 'group': None, 'mode': '0640'}]
+    assert entry == result['entry'] and result['record']['data'] == dict(entry, secrets_msg=None, files=files)
     assert entry['changes'][0]['key'] == 'maxBatchSize' and entry['backup_file'] == PATH + '.1~'
     assert entry['file'] == PATH and entry['settings'] == {'maxBatchSize': 64} and entry['load_sweep'] is None
     with open(tmp_path / RUN / 'stage7-mindie_config' / 'node02.json', encoding='utf-8') as handle:
@@ -196,6 +200,7 @@ def test_a_refused_setting_is_a_finding_not_a_failed_task(tmp_path):
     result = run(make(node_args(tmp_path, MINDIE), {'npuops.ascend.mindie_config': refused}))
     assert 'failed' not in result and result['changed'] is False
     assert [f['msg'] for f in result['findings']] == ['node01: maxPrefillTokens 8192 is less than x']
+    assert result['record']['data']['files'] == []   # nothing was written
 
 
 def test_check_mode_reads_nothing_back_and_uses_the_decided_npu_mem_size(tmp_path):
@@ -208,6 +213,9 @@ def test_check_mode_reads_nothing_back_and_uses_the_decided_npu_mem_size(tmp_pat
     assert calls[0][1]['settings'] == {'maxBatchSize': 64, 'npuMemSize': 38}
     assert result['entry']['npu_mem_size'] == {'npuMemSize': 38, 'source': 'computed', 'msg': 'm'}
     assert result['record']['check_mode'] is True and result['findings'] == []
+    # not read back in check mode: the file is named, without a checksum
+    assert result['record']['data']['files'] == [{'kind': 'mindie_config', 'path': PATH, 'checksum': None,
+                                                  'owner': None, 'group': None, 'mode': '0640'}]
 
 
 def test_an_undecided_auto_npu_mem_size_stops_the_node(tmp_path):
@@ -270,6 +278,7 @@ def test_engine_none_records_a_skipped_stage(tmp_path):
     calls = []
     result = run(make(node_args(tmp_path, dict(MINDIE, engine='none'), bench_endpoint='http://h:1'), {}, calls=calls))
     assert calls == [] and result['record']['status'] == 'skipped' and result['entry']['file'] is None
+    assert result['record']['data']['files'] == []
 
 
 # --- node: vLLM-Ascend ------------------------------------------------------------------------------------------------
@@ -316,6 +325,16 @@ def test_vllm_files_are_written_and_no_secret_reaches_the_result_or_the_diff(tmp
     assert result['entry']['vllm_argv'] == ['vllm', 'serve', '/data/qwen', '--tensor-parallel-size', '8']
     assert result['entry']['vllm_env'] == {'HF_TOKEN': '<redacted>', 'TASK_QUEUE_ENABLE': '1', 'VLLM_API_KEY': '<redacted>'}
     assert result['entry']['file'] == '/v/vllm-qwen.sh' and result['findings'] == []
+    # the record names the three files with the texts the copies got; never a checksum of the secrets file
+    sha1 = dict((args['dest'], hashlib.sha1(args['content'].encode('utf-8')).hexdigest()) for _s, args in copies.runs)
+    assert result['record']['data']['files'] == [
+        {'kind': 'vllm_env', 'path': '/v/vllm-qwen.env', 'checksum': sha1['/v/vllm-qwen.env'], 'owner': 'root',
+         'group': 'root', 'mode': '0640'},
+        {'kind': 'vllm_secrets', 'path': '/v/vllm-qwen.secrets', 'checksum': None, 'owner': 'root', 'group': 'root',
+         'mode': '0640'},
+        {'kind': 'vllm_script', 'path': '/v/vllm-qwen.sh', 'checksum': sha1['/v/vllm-qwen.sh'], 'owner': 'root',
+         'group': 'root', 'mode': '0750'}]
+    assert sha1['/v/vllm-qwen.secrets'] not in text
     for root, _dirs, names in os.walk(tmp_path):
         for name in names:
             with open(os.path.join(root, name), encoding='utf-8') as handle:
@@ -336,6 +355,10 @@ def test_without_secrets_the_secrets_file_goes_and_check_mode_says_so(tmp_path):
     assert calls[-1] == ('ansible.legacy.file', {'path': '/v/vllm-qwen.secrets', 'state': 'absent'})
     assert [args['dest'] for _secret, args in copies.runs] == ['/v/vllm-qwen.env', '/v/vllm-qwen.sh']
     assert result['secrets_msg'] is None and result['changed'] is False
+    # a dry run names what it would write; the secrets file is removed, so it is not named
+    assert [(item['kind'], item['checksum']) for item in result['record']['data']['files']] == [
+        ('vllm_env', hashlib.sha1(copies.runs[0][1]['content'].encode()).hexdigest()),
+        ('vllm_script', hashlib.sha1(copies.runs[1][1]['content'].encode()).hexdigest())]
     assert vllm_node(tmp_path, VLLM, Copies(), check_mode=True)['secrets_msg'].startswith(
         '/v/vllm-qwen.secrets would be written: ')
     assert vllm_node(tmp_path, VLLM, Copies(changed=False))['secrets_msg'].startswith('/v/vllm-qwen.secrets unchanged: ')

@@ -92,7 +92,7 @@ def ports_read(run_module, devices=range(8), queries=PORT_QUERIES, ip=None, **ch
             elif query == 'link_stat':
                 text = sample('hccn_tool/link_stat/mc_worker0_dev%d' % dev)   # the 8 ports of one real node
             else:
-                text = replies[query]
+                text = replies.get(query)   # a query without a sample here needs its reply in ``changed``
             reply = changed.get('%s_%d' % (query, dev), text)
             cmds[(HCCN, '-i', str(dev), '-' + query, '-g')] = reply if isinstance(reply, tuple) else (0, reply, '')
     res = run_module(hccn_info, {'devices': list(devices), 'queries': list(queries)}, cmds)

@@ -3,6 +3,7 @@ as a whole sentence, what is at the file's path, and the environment against the
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -1181,11 +1182,29 @@ def test_the_record_data_and_the_node_report():
     assert data['file'] == dict((key, result['file'][key]) for key in ('path', 'owner', 'group', 'mode'))
     assert data['algo'] == result['algo'] and data['advice'] == result['advice']
     assert hccl_env_module.record_data(None, False) == {'changed': False, 'env': [], 'algo': None, 'advice': [],
-                                                        'file': {'path': None, 'owner': None, 'group': None, 'mode': None}}
+                                                        'file': {'path': None, 'owner': None, 'group': None, 'mode': None},
+                                                        'files': []}
     found = [{'host': H, 'check': 'x'}]
     assert hccl_env_module.node_report(H, 'R1', result, False, found) == {
         'host': H, 'run': 'R1', 'path': FILE['path'], 'file': result['file'], 'changed': False, 'env': result['env'],
         'algo': result['algo'], 'advice': result['advice'], 'findings': found}
+
+
+def test_the_record_keeps_the_file_it_left_with_the_sha1_of_its_text():
+    text = '# managed by npuops.ascend\nexport HCCL_CONNECT_TIMEOUT=1200\nexport HCCL_ALGO="level0:NA;level1:NHR"\n'
+    sha1 = hashlib.sha1(text.encode('utf-8')).hexdigest()
+    data = hccl_env_module.record_data(hccl_env(VALUES, CONTEXT, FILE), True, text)
+    assert data['files'] == [{'kind': 'hccl_env', 'path': '/etc/profile.d/npuops-hccl.sh', 'checksum': sha1,
+                              'owner': 'root', 'group': 'root', 'mode': '0644'}]
+    # the settings as checked: a three-digit mode is written, and kept, as four digits
+    other = hccl_env(VALUES, CONTEXT, dict(FILE, path='/opt/npuops/hccl.sh', group='hccl', mode='640'))
+    sha1 = hashlib.sha1('export A=\u00e9\n'.encode('utf-8')).hexdigest()     # the text as the node stores it (UTF-8)
+    assert hccl_env_module.record_data(other, False, 'export A=\u00e9\n')['files'] == [
+        {'kind': 'hccl_env', 'path': '/opt/npuops/hccl.sh', 'checksum': sha1, 'owner': 'root', 'group': 'hccl',
+         'mode': '0640'}]
+    # no text, or settings with problems (no file settings): nothing is named
+    assert hccl_env_module.record_data(other, False)['files'] == []
+    assert hccl_env_module.record_files({'file': None, 'problems': ['x']}, text) == []
 
 
 # ---- the node read: HCCL_IF_IP on the NIC HCCL_SOCKET_IFNAME names, ASCEND_GLOBAL_LOG_LEVEL ---------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from ansible.errors import AnsibleFilterError
 
@@ -21,6 +23,7 @@ from ansible_collections.npuops.ascend.plugins.plugin_utils.numa import (
     numa_bind_problems,
     numa_bind_restore,
     numa_bind_run_user,
+    record_files,
     run_user_failure,
     settings_failure,
     skipped_parts,
@@ -362,7 +365,7 @@ def test_the_record_data_and_the_report_of_a_node():
     assert node_data(MAP, parts) == {
         'npus': MAP, 'governor_before': ['ondemand'], 'governor_after': ['performance'], 'swappiness': 10,
         'transparent_hugepage': 'never', 'launcher_test': 'runs as npuops', 'changed': ['map', 'governor'],
-        'undone': [], 'backups': ['/m~'], 'aicore': {}}
+        'undone': [], 'backups': ['/m~'], 'aicore': {}, 'files': []}   # no sums and paths: no file handled
     skipped = dict(parts, host_info={'skipped': True}, governor={})
     assert node_data(MAP, skipped)['swappiness'] == '-' and node_data(MAP, skipped)['governor_after'] == []
     settings = dict(SETTINGS, governor_enabled=False)
@@ -371,6 +374,46 @@ def test_the_record_data_and_the_report_of_a_node():
     assert report['swappiness'] is None and report['aicore'] is None and report['run_user_account'] == 'absent'
     assert report['changed'] == {'user': False, 'map': True, 'launcher': False, 'governor': False}
     assert report['backups'] == {'map': '/m~', 'launcher': None} and report['launcher_check'] == 'npuops\n'
+
+
+MAP_PATH, LAUNCHER_PATH = '/etc/npuops/numa-bind.json', '/usr/local/bin/npu-bind'
+LAUNCH_PATH, SCRIPT_PATH = '/etc/npuops/launch.json', '/usr/local/bin/npu-launch'
+PATHS = {'map': MAP_PATH, 'launcher': LAUNCHER_PATH, 'launch': LAUNCH_PATH, 'launch_script': SCRIPT_PATH}
+
+
+def _sha1(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def test_the_record_names_the_files_the_run_left_with_their_sha1():
+    map_text, launcher_text = '{\n    "npus": []\n}\n', '#!/usr/bin/python3\nprint("npu-bind")\n'
+    sums = {'map': _sha1(map_text), 'launcher': _sha1(launcher_text), 'launch': None, 'launch_script': None}
+    parts = {'map': {'changed': True, 'dest': MAP_PATH, 'backup_file': MAP_PATH + '.1~'},
+             'launcher': {'changed': False, 'dest': LAUNCHER_PATH, 'in_place': True}, 'launch': {},
+             'launch_script': {}, 'restored': [], 'sums': sums, 'paths': PATHS}
+    expected = [
+        {'kind': 'map', 'path': MAP_PATH, 'checksum': _sha1(map_text), 'owner': 'root', 'group': 'root', 'mode': '0644'},
+        {'kind': 'launcher', 'path': LAUNCHER_PATH, 'checksum': _sha1(launcher_text), 'owner': 'root', 'group': 'root',
+         'mode': '0755'}]
+    assert node_data(MAP, parts)['files'] == expected
+    assert record_files(parts, sums, PATHS) == expected
+    # a launch file and npu-launch: the template's own checksum when the controller could not render it, else null
+    script_text = '#!/usr/bin/python3\nprint("npu-launch")\n'
+    launch_text = '{"ranks": []}\n'
+    with_launch = dict(parts, launch={'changed': True, 'dest': LAUNCH_PATH},
+                       launch_script={'changed': True, 'dest': SCRIPT_PATH, 'checksum': _sha1(script_text)})
+    files = record_files(with_launch, dict(sums, launch=_sha1(launch_text)), PATHS)
+    assert [(item['kind'], item['path'], item['checksum'], item['mode']) for item in files[2:]] == [
+        ('launch', LAUNCH_PATH, _sha1(launch_text), '0644'), ('launch_script', SCRIPT_PATH, _sha1(script_text), '0755')]
+    unknown = record_files(dict(parts, launcher={'changed': True}), dict(sums, launcher=None), PATHS)
+    assert unknown[1]['kind'] == 'launcher' and unknown[1]['checksum'] is None
+    # what the run undid after a failed launcher test, a failed or skipped part, and a part that did not run are left out
+    undone = dict(parts, restored=[{'path': MAP_PATH, 'backup': MAP_PATH + '.1~', 'action': 'restore', 'mode': '0644'}])
+    assert [item['kind'] for item in node_data(MAP, undone)['files']] == ['launcher']
+    assert record_files(dict(parts, launcher={'failed': True, 'msg': 'x'}), sums, PATHS) == expected[:1]
+    assert record_files(dict(parts, map={'changed': False, 'skipped': True}), sums, PATHS) == expected[1:]
+    assert record_files(dict(parts, map={}, launcher={}), sums, PATHS) == []
+    assert record_files(None, None, None) == []
 
 
 def test_the_parts_a_skip_tag_leaves_out():

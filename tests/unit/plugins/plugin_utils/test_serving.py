@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -11,8 +12,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npuops.ascend.plugins.plugin_utils.serving import (
     bench_findings, bench_model, checks_of_records, effective_settings, mindie_config_findings, mindie_config_problem_lines,
-    mindie_config_problems, npu_mem_findings, npu_mem_message, npu_mem_size, npu_mem_size_auto, report_entry,
-    secrets_message, settings_message, vllm_launch)
+    mindie_config_problems, mindie_files, npu_mem_findings, npu_mem_message, npu_mem_size, npu_mem_size_auto,
+    report_entry, secrets_message, settings_message, vllm_files, vllm_launch, vllm_paths)
 
 
 def info_row(npu, used, total=65536):
@@ -395,6 +396,52 @@ def test_report_entry_of_each_engine():
     assert vllm['backup_file'] is None and vllm['load_sweep'] is None and vllm['npu_mem_size'] is None
     none = report_entry('node01', 'R1', dict(values, engine='none'))
     assert none['file'] is None and none['findings'] == []
+
+
+def _sha1(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def test_the_record_names_the_mindie_config_as_read_back():
+    text = '{\n    "BackendConfig": {"ScheduleConfig": {"maxBatchSize": 64}}\n}\n'
+    result = {'changed': True, 'path': '/c.json', 'settings_after': {'maxBatchSize': 64}}
+    given = {'path': '/c.json', 'settings': {'maxBatchSize': 64}, 'mode': '640', 'owner': 'mindie', 'group': 'mindie'}
+    assert mindie_files('/c.json', result, text, given) == [
+        {'kind': 'mindie_config', 'path': '/c.json', 'checksum': _sha1(text), 'owner': 'mindie', 'group': 'mindie',
+         'mode': '0640'}]
+    # not read back (check mode): no checksum; owner and group not given: the module keeps the file's, null here;
+    # no mode given: the module's default 0640
+    assert mindie_files('/c.json', result, None, {'mode': None}) == [
+        {'kind': 'mindie_config', 'path': '/c.json', 'checksum': None, 'owner': None, 'group': None, 'mode': '0640'}]
+    assert mindie_files('/c.json', result, text, {'mode': 0o600})[0]['mode'] == '0600'
+    # refused or failed: nothing was written, nothing is named
+    refused = {'failed': True, 'msg': 'x', 'problems': ['maxPrefillTokens 8192 is less than x']}
+    assert mindie_files('/c.json', refused, None, given) == []
+    assert mindie_files('/c.json', {'changed': False}, None, given) == [] and mindie_files('/c.json', None, None, {}) == []
+
+
+def test_the_record_names_the_vllm_files_and_never_a_checksum_of_the_secrets():
+    values = {'service': 'q', 'vllm_model': '/data/q', 'vllm_args': {'api-key': 'sk-SECRET'},
+              'vllm_env': {'TASK_QUEUE_ENABLE': 1}, 'secret_env_path': '/v/vllm-q.secrets'}
+    launch = vllm_launch(values)
+    paths = vllm_paths('/v', 'q')
+    assert paths == {'vllm_env': '/v/vllm-q.env', 'vllm_script': '/v/vllm-q.sh'}
+    files = vllm_files(launch, paths, 'svc', 'svcgroup')
+    assert files == [
+        {'kind': 'vllm_env', 'path': '/v/vllm-q.env', 'checksum': _sha1(launch['env_text']), 'owner': 'svc',
+         'group': 'svcgroup', 'mode': '0640'},
+        {'kind': 'vllm_secrets', 'path': '/v/vllm-q.secrets', 'checksum': None, 'owner': 'svc', 'group': 'svcgroup',
+         'mode': '0640'},
+        {'kind': 'vllm_script', 'path': '/v/vllm-q.sh', 'checksum': _sha1(launch['script_text']), 'owner': 'svc',
+         'group': 'svcgroup', 'mode': '0750'}]
+    # the env text is the one of vllm_launch (no secret in it), so its SHA-1 is of a known text
+    assert launch['env_text'] == '# managed by npuops.ascend: environment of the vLLM-Ascend service q\nTASK_QUEUE_ENABLE=1\n'
+    assert files[0]['checksum'] == _sha1('# managed by npuops.ascend: environment of the vLLM-Ascend service q\n'
+                                         'TASK_QUEUE_ENABLE=1\n')
+    secret_text = vllm_launch(values, secrets=True)['secret_env_text']
+    assert _sha1(secret_text) not in json.dumps(files) and 'sk-SECRET' not in json.dumps(files)
+    plain = vllm_launch(dict(values, vllm_args={}))
+    assert [item['kind'] for item in vllm_files(plain, paths, 'root', 'root')] == ['vllm_env', 'vllm_script']
 
 
 def test_checks_of_records():
