@@ -22,7 +22,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.npuops.ascend.plugins.action.report_files import write_reports
-from ansible_collections.npuops.ascend.plugins.plugin_utils import audit, node_files, store
+from ansible_collections.npuops.ascend.plugins.plugin_utils import audit, metrics, node_files, store
 from ansible_collections.npuops.ascend.plugins.plugin_utils.stage_action import StageAction
 
 ARGUMENT_SPEC = dict(
@@ -40,6 +40,7 @@ ARGUMENT_SPEC = dict(
     thp_mode=dict(type='str'),
     model_index=dict(type='int', default=0),
     timeout=dict(type='int', default=60),
+    metrics_file=dict(type='str'),
 )
 
 
@@ -93,7 +94,7 @@ class ActionModule(StageAction):
             compared[stage] = 'run %s' % records[stage]['run'] if records[stage] else why
         queries = sorted(set(audit.PORT_QUERY[key] for entry in want for key in entry if key in audit.PORT_QUERY))
         env_files = [path for path in (args['hccl_env_file'], args['hccn_conf'] if want else None) if path]
-        files = audit.record_files(records)
+        files = audit.record_files(records, args['hccl_env_file'])
         with self._forced_check_mode(False):  # reads only
             read = self.run_module('health_info', dict(
                 npu=False, ports=bool(want), port_queries=queries or ['mtu'], host=True, devices=args['devices'],
@@ -141,8 +142,16 @@ class ActionModule(StageAction):
         written = write_reports(directory, [{'name': 'audit.md', 'content': audit.markdown(document)}])
         store.write_json(os.path.join(directory, 'audit.json'), document)
         report = written[0] if written else None
+        metrics_file = None
+        if args['metrics_file'] is not None:
+            try:
+                path = metrics.metrics_path(directory, args['metrics_file'], 'audit_metrics_file')
+            except ValueError as exc:
+                raise AnsibleActionFail('drift_audit: %s; the audit itself is in %s' % (to_native(exc), report)) from exc
+            metrics_file = metrics.write_text(path, metrics.audit_metrics(document))
         if failed:
             msg += '. The report, with what each node keeps across a reboot: %s' % report
         persisted = [item['msg'] for node, item in sorted(document['persistence'].items()) if item and item.get('msg')]
         return dict(changed=False, failed=failed, msg=msg, status=document['status'], drifted=document['drifted'],
-                    persistence=persisted, report=report, path=os.path.join(directory, 'audit.json'))
+                    persistence=persisted, report=report, metrics=metrics_file,
+                    path=os.path.join(directory, 'audit.json'))

@@ -93,6 +93,12 @@ options:
     description: Seconds each tool call on the node may take.
     type: int
     default: 60
+  metrics_file:
+    description:
+      - (pod) Write the audit's metrics in the Prometheus text format (docs/metrics.md) - per node the drifted settings
+        and whether it was read - atomically to this file (an absolute path ending in C(.prom) in a directory that
+        exists), or to C(metrics.prom) beside C(audit.json) when empty. Not given - no metrics.
+    type: str
 extends_documentation_fragment:
   - npuops.ascend.attributes
 attributes:
@@ -174,6 +180,10 @@ path:
   type: str
 report:
   description: (pod) C(audit.md) written.
+  returned: step=pod
+  type: str
+metrics:
+  description: (pod) The metrics file written, null without O(metrics_file).
   returned: step=pod
   type: str
 msg:

@@ -46,6 +46,7 @@ FIX = {
     'host': 'no playbook of the collection sets it (stage 6 only checks it): set it on the node (sysctl, the kernel '
             'command line or a tuned profile)',
 }
+UNREAD = 'nothing could be compared: make it readable on the node and run the audit again'
 PORT_SETTINGS = ('mtu', 'pfc_priorities', 'dscp_to_tc', 'address', 'netmask')
 PORT_QUERY = {'mtu': 'mtu', 'pfc_priorities': 'pfc', 'dscp_to_tc': 'dscp_to_tc', 'address': 'ip', 'netmask': 'ip'}
 # the keys of /etc/hccn.conf the driver restores at boot (address_N=, netmask_N=, netdetect_N=, gateway_N=,
@@ -81,9 +82,10 @@ def last_applied(report_dir, node, stage):
     return None, why
 
 
-def _drift(host, device, setting, found, expected, text, stage, severity='fail'):
-    item = finding(host, device, setting, found, expected, '%s; %s' % (text, FIX[stage]), severity)
-    item['fix'] = FIX[stage]
+def _drift(host, device, setting, found, expected, text, stage, severity='fail', fix=None):
+    fix = fix or FIX[stage]
+    item = finding(host, device, setting, found, expected, '%s; %s' % (text, fix), severity)
+    item['fix'] = fix
     item['stage'] = stage if isinstance(stage, int) else None
     return item
 
@@ -109,14 +111,15 @@ def port_drift(host, want, read, record=None):
         return []
     if not isinstance(read, Mapping) or read.get('failed'):
         msg = (read or {}).get('msg') if isinstance(read, Mapping) else None
-        return [_drift(host, None, 'ports', None, 'read', 'the NPU ports could not be read (%s)' % (msg or 'no result'), 4)]
+        return [_drift(host, None, 'ports', None, 'read', 'the NPU ports could not be read (%s)' % (msg or 'no result'), 4,
+                       fix=UNREAD)]
     entries = by_device(read)
     out = []
     for wanted in want:
         device = int(wanted['device'])
         entry = entries.get(device)
         if entry is None:
-            out.append(_drift(host, device, 'port', None, 'read', 'the port was not read', 4))
+            out.append(_drift(host, device, 'port', None, 'read', 'the port was not read', 4, fix=UNREAD))
             continue
         for setting in PORT_SETTINGS:
             if setting not in wanted:
@@ -257,10 +260,12 @@ def file_drift(host, entries, stats, record_runs, env_findings=()):
         st = stats.get(path)
         where = '%s %s' % (label, path)
         if not isinstance(st, Mapping):
-            out.append(_drift(host, None, kind, None, 'readable', '%s could not be examined' % where, stage))
+            out.append(_drift(host, None, kind, None, 'readable', '%s could not be examined' % where, stage, fix=UNREAD))
             continue
         if not st.get('exists'):
-            out.append(_drift(host, None, kind, 'missing', 'file', '%s is missing (run %s wrote it)' % (where, run), stage))
+            if not item.get('optional'):
+                out.append(_drift(host, None, kind, 'missing', 'file', '%s is missing (run %s wrote it)' % (where, run),
+                                  stage))
             continue
         if st.get('islnk'):
             out.append(_drift(host, None, kind, 'link to %s' % st.get('lnk_target'), 'file', '%s is a link to %s, '
@@ -299,7 +304,8 @@ def governor_drift(host, result, governor, record=None):
         return []
     if not isinstance(result, Mapping) or result.get('failed'):
         msg = result.get('msg') if isinstance(result, Mapping) else 'no result'
-        return [_drift(host, None, 'governor', None, governor, 'the CPU governor could not be read: %s' % msg, 6)]
+        return [_drift(host, None, 'governor', None, governor, 'the CPU governor could not be read: %s' % msg, 6,
+                       fix=UNREAD)]
     if not result.get('changed'):
         return []
     before = result.get('before') or {}
@@ -338,7 +344,7 @@ def serving_drift(host, result, record):
         return []
     if result.get('failed'):
         return [_drift(host, None, 'mindie_config', None, path, 'the settings of %s could not be read: %s'
-                       % (path, result.get('msg')), 7)]
+                       % (path, result.get('msg')), 7, fix=UNREAD)]
     out = []
     for change in result.get('changes') or []:
         key = change.get('key')
@@ -348,14 +354,18 @@ def serving_drift(host, result, record):
     return out
 
 
-def record_files(records):
-    """The ``data.files`` entries of the applied records of stages 5-7, each with the run that wrote it."""
+def record_files(records, hccl_env_file=None):
+    """The ``data.files`` entries of the applied records of stages 5-7, each with the run that wrote it; without an
+    entry of the HCCL env file, that file as an optional entry (no run wrote it: only a link, something other than a
+    file there or write bits for group or other count)."""
     out = []
     for stage in (5, 6, 7):
         record = records.get(stage)
         for item in ((record or {}).get('data') or {}).get('files') or []:
             if isinstance(item, Mapping) and item.get('path'):
                 out.append(dict(item, run=record.get('run')))
+    if hccl_env_file and not any(item.get('path') == hccl_env_file for item in out):
+        out.append({'kind': 'hccl_env', 'path': hccl_env_file, 'checksum': None, 'run': None, 'optional': True})
     return out
 
 
@@ -374,7 +384,8 @@ def audit_dir(report_dir, audit_id):
 def write_node(report_dir, document):
     """Write the node's audit record atomically; the directories are the store's own (no link followed)."""
     directory = audit_dir(report_dir, document['audit'])
-    for step in (report_dir, os.path.join(report_dir, AUDIT_DIR), directory, os.path.join(directory, 'nodes')):
+    os.makedirs(report_dir, mode=0o755, exist_ok=True)  # as the runs' store: the report directory may be a link
+    for step in (os.path.join(report_dir, AUDIT_DIR), directory, os.path.join(directory, 'nodes')):
         store.own_dir(step)
     return store.write_json(os.path.join(directory, 'nodes', '%s.json' % store.check_node(document['node'])), document)
 
@@ -417,8 +428,13 @@ def summary(audit_id, documents, missing, now):
             parts.append('not audited: %s' % '; '.join('%s (%s)' % item for item in sorted(missing.items())))
         msg = 'Drift audit %s (nothing was changed): %s' % (audit_id, '. '.join(parts))
     else:
+        unapplied = sorted(node for node, doc in documents.items()
+                           if not any(str(text).startswith('run ') for text in (doc.get('compared') or {}).values()))
         msg = 'Drift audit %s: every managed setting of %d node(s) is as intended and as the last applied run left it' % (
             audit_id, len(documents))
+        if unapplied:
+            msg += ' (%s: no applied run of stages 4-7 in the report directory, so compared with the intent only)' % (
+                ', '.join(unapplied))
     document['status'] = 'drift' if failed else 'clean'
     document['msg'] = msg
     return document, failed, msg

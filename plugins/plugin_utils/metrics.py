@@ -108,6 +108,10 @@ FAMILIES = (
                                          '(label metric).'),
     ('npuops_regression_verdict', 'The verdict of stage 9: -1 regressed, 0 unchanged, 1 improved (the label verdict '
                                   'says the same in words); no sample when it did not compare.'),
+    ('npuops_audit_timestamp_seconds', 'When the drift audit (playbooks/audit.yml) wrote these metrics, Unix time.'),
+    ('npuops_audit_drift_findings', 'Managed settings of the node that the drift audit found differing from the intent '
+                                    'or from the last applied run; 0 when none.'),
+    ('npuops_audit_node_lost', '1 when the drift audit could not read the node (no audit record), else 0.'),
 )
 FAMILY_NAMES = tuple(name for name, _help in FAMILIES)
 
@@ -390,24 +394,39 @@ def read_run_sources(run_dir):
     return out
 
 
-def metrics_path(run_dir, metrics_file=''):
+def metrics_path(run_dir, metrics_file='', variable='npuops_metrics_file'):
     """Where the metrics of the run go: ``metrics_file`` (npuops_metrics_file) when given, else metrics.prom in the run
     directory. ValueError for a path node_exporter's textfile collector would not read."""
     import os  # pylint: disable=import-outside-toplevel
     path = str(metrics_file or '').strip() or os.path.join(run_dir, 'metrics.prom')
     if not os.path.isabs(path) or not path.endswith('.prom') or not os.path.isdir(os.path.dirname(path)):
-        raise ValueError('npuops_metrics_file is %r: it must be the absolute path of a file whose name ends in .prom, in '
-                         'a directory that exists' % path)
+        raise ValueError('%s is %r: it must be the absolute path of a file whose name ends in .prom, in a directory that '
+                         'exists' % (variable, path))
     return path
 
 
-def write_run_metrics(run_dir, run_id, metrics_file=''):
-    """Write the metrics of the run in ``run_dir`` (read_run_sources, run_metrics) to metrics_path, atomically (a
-    temporary file in the same directory, then rename; mode 0644). Returns the path."""
+def audit_metrics(document, now=None):
+    """The drift audit's metrics (the audit.json document of plugins/plugin_utils/audit.py summary): per node the
+    number of drifted settings (fail findings) and whether it was read, and the time."""
+    import time  # pylint: disable=import-outside-toplevel
+    document = _mapping(document)
+    out = Exposition()
+    out.add('npuops_audit_timestamp_seconds', (), time.time() if now is None else now)
+    missing = _mapping(document.get('missing'))
+    for node in document.get('nodes') or []:
+        lost = node in missing
+        out.add('npuops_audit_node_lost', (('node', node),), 1 if lost else 0)
+        if not lost:
+            drifted = [f for f in document.get('findings') or []
+                       if isinstance(f, Mapping) and f.get('host') == node and f.get('severity') == 'fail']
+            out.add('npuops_audit_drift_findings', (('node', node),), len(drifted))
+    return out.text()
+
+
+def write_text(path, text):
+    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then rename; mode 0644)."""
     import os  # pylint: disable=import-outside-toplevel
     import tempfile  # pylint: disable=import-outside-toplevel
-    path = metrics_path(run_dir, metrics_file)
-    text = run_metrics(read_run_sources(run_dir), run_id)
     handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=os.path.dirname(path))
     try:
         with os.fdopen(handle, 'w', encoding='utf-8') as out:
@@ -418,3 +437,10 @@ def write_run_metrics(run_dir, run_id, metrics_file=''):
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def write_run_metrics(run_dir, run_id, metrics_file=''):
+    """Write the metrics of the run in ``run_dir`` (read_run_sources, run_metrics) to metrics_path, atomically (a
+    temporary file in the same directory, then rename; mode 0644). Returns the path."""
+    path = metrics_path(run_dir, metrics_file)
+    return write_text(path, run_metrics(read_run_sources(run_dir), run_id))

@@ -97,8 +97,12 @@ def test_a_node_read_in_four_module_runs_the_changing_ones_in_check_mode(report_
 
 def test_the_pod_step_fails_naming_what_drifted_from_the_node_records(report_dir):
     run(report_dir, **NODE)
-    result, calls = run(report_dir, step='pod', nodes=[H, 'node01'])
+    result, calls = run(report_dir, step='pod', nodes=[H, 'node01'], metrics_file='')
     assert calls == []  # nothing is read on a node
+    assert result['metrics'] == os.path.join(report_dir, 'audit', 'a1', 'metrics.prom')
+    with open(result['metrics'], encoding='utf-8') as handle:
+        text = handle.read()
+    assert 'npuops_audit_drift_findings{node="node02"} 2' in text and 'npuops_audit_node_lost{node="node01"} 1' in text
     assert result['failed'] is True and result['drifted'] == [H]
     assert 'node02 NPU 1: pfc_priorities is [], expected [4] (run r1 set [4])' in result['msg']
     assert 'not audited: node01 (no audit record: the node was not read' in result['msg']
@@ -107,7 +111,9 @@ def test_the_pod_step_fails_naming_what_drifted_from_the_node_records(report_dir
 
 def test_without_an_applied_run_only_the_intent_is_compared(tmp_path):
     result, calls = run(str(tmp_path), **NODE)
-    assert [name for name, _check, _args in calls] == ['npuops.ascend.health_info', 'npuops.ascend.cpu_governor']
+    # the HCCL env file is still examined (a link or write bits for others count without a run that wrote it)
+    assert [name for name, _check, _args in calls] == ['npuops.ascend.health_info', 'npuops.ascend.path_info',
+                                                      'npuops.ascend.cpu_governor']
     assert [(f['device'], f['check']) for f in result['findings']] == [(1, 'pfc_priorities'), (None, 'governor')]
     assert result['compared'][5].startswith('no run in %s applied stage 5 on node02' % tmp_path)
 
@@ -115,3 +121,9 @@ def test_without_an_applied_run_only_the_intent_is_compared(tmp_path):
 def test_a_relative_path_is_refused_before_anything_is_read(report_dir):
     with pytest.raises(AnsibleActionFail, match='etc/hccn.conf is not an absolute path; nothing was read'):
         run(report_dir, **dict(NODE, hccn_conf='etc/hccn.conf'))
+
+
+def test_a_metrics_file_the_collector_would_not_read_is_refused_naming_the_variable(report_dir):
+    run(report_dir, **NODE)
+    with pytest.raises(AnsibleActionFail, match="audit_metrics_file is 'relative.prom': it must be the absolute path"):
+        run(report_dir, step='pod', nodes=[H], metrics_file='relative.prom')

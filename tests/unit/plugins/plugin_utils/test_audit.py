@@ -156,6 +156,14 @@ def test_record_files_take_the_run_that_wrote_them():
                7: record('r7', 7, {'files': [{'kind': 'mindie_config', 'path': '/b'}, {'kind': 'x'}]})}
     assert audit.record_files(records) == [{'kind': 'hccl_env', 'path': '/a', 'run': 'r5'},
                                            {'kind': 'mindie_config', 'path': '/b', 'run': 'r7'}]
+    assert audit.record_files(records, '/a') == audit.record_files(records)
+    optional = audit.record_files({}, '/etc/profile.d/npuops-hccl.sh')
+    assert optional == [{'kind': 'hccl_env', 'path': '/etc/profile.d/npuops-hccl.sh', 'checksum': None, 'run': None,
+                         'optional': True}]
+    # no run wrote it: missing is fine, a link or write bits for others are not
+    assert audit.file_drift(H, optional, {optional[0]['path']: {'exists': False}}, {}) == []
+    link = {'exists': True, 'islnk': True, 'lnk_target': '/tmp/evil.sh'}
+    assert [f['check'] for f in audit.file_drift(H, optional, {optional[0]['path']: link}, {})] == ['hccl_env']
 
 
 # ---- the governor, the host settings, MindIE ------------------------------------------------------------------------
@@ -231,6 +239,13 @@ def test_verdict_from_the_node_records(tmp_path):
     assert not failed and 'every managed setting of 1 node(s)' in msg
 
 
+def test_a_report_directory_that_is_a_link_is_used_as_the_runs_use_it(tmp_path):
+    (tmp_path / 'real').mkdir()
+    os.symlink(str(tmp_path / 'real'), str(tmp_path / 'reports'))
+    path = audit.write_node(str(tmp_path / 'reports'), audit.node_document('a1', H, [], {}, None, 'T'))
+    assert os.path.isfile(str(tmp_path / 'real' / 'audit' / 'a1' / 'nodes' / 'node02.json')) and path
+
+
 def test_an_audit_id_that_is_not_a_name_is_refused(tmp_path):
     with pytest.raises(store.StoreError):
         audit.write_node(str(tmp_path), audit.node_document('../x', H, [], {}, None, 'T'))
@@ -254,3 +269,32 @@ def test_hccl_rdma_values_against_the_intent_of_the_inventory():
     assert [f['check'] for f in audit.env_drift(H, read_now, None, '/p', intent)] == ['HCCL_RDMA_SL']
     edited = {'exists': True, 'variables': {'HCCL_RDMA_SL': '4', 'HCCL_RDMA_TC': '33', 'HCCL_BUFFSIZE': '200'}}
     assert [f['check'] for f in audit.env_drift(H, edited, stage5, '/p', INTENT)] == ['HCCL_RDMA_TC']
+
+
+def test_a_read_that_failed_says_what_to_do_not_which_playbook():
+    found = audit.port_drift(H, WANT, {'failed': True, 'msg': 'hccn_tool not found'})
+    assert found[0]['fix'] == audit.UNREAD and 'roce_lossless' not in found[0]['msg']
+
+
+def test_a_clean_audit_without_any_applied_run_says_it_compared_with_the_intent_only():
+    document = audit.node_document('a1', H, [], {4: 'no run in /r applied stage 4 on node02'}, None, 'T')
+    dummy, failed, msg = audit.summary('a1', {H: document}, {}, 'T')
+    assert not failed and msg.endswith('(node02: no applied run of stages 4-7 in the report directory, so compared '
+                                       'with the intent only)')
+
+
+def test_the_audit_metrics_parse_as_prometheus_text_with_a_sample_per_node():
+    from prometheus_client.parser import text_string_to_metric_families  # pylint: disable=import-outside-toplevel
+    from ansible_collections.npuops.ascend.plugins.plugin_utils import metrics  # pylint: disable=import-outside-toplevel
+    drift = audit.port_drift(H, WANT[:1], {'devices': {'0': {'mtu': 1500, 'pfc_priorities': [],
+                                                              'dscp_to_tc': [{'dscp': 33, 'tc': 2}]}}})
+    documents = {'node01': audit.node_document('a1', 'node01', [], {}, None, 'T'),
+                 H: audit.node_document('a1', H, drift, {}, None, 'T')}
+    document, dummy, dummy = audit.summary('a1', documents, {'node03': 'no audit record'}, 'T')
+    samples = dict(((s.name, s.labels.get('node')), s.value)
+                   for family in text_string_to_metric_families(metrics.audit_metrics(document, now=1796466900))
+                   for s in family.samples)
+    assert samples == {('npuops_audit_timestamp_seconds', None): 1796466900.0,
+                       ('npuops_audit_node_lost', 'node01'): 0.0, ('npuops_audit_node_lost', H): 0.0,
+                       ('npuops_audit_node_lost', 'node03'): 1.0,
+                       ('npuops_audit_drift_findings', 'node01'): 0.0, ('npuops_audit_drift_findings', H): 2.0}
