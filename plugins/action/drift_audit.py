@@ -14,7 +14,6 @@ back) or a node without a record.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 
@@ -54,36 +53,13 @@ class ActionModule(StageAction):
     NAME = 'drift_audit'
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    @contextlib.contextmanager
-    def _forced_check_mode(self, value):
-        saved = self._task.check_mode
-        self._task.check_mode = value
-        try:
-            yield
-        finally:
-            self._task.check_mode = saved
+    ID_OPTION = 'audit_id'
+    DIR_OPTION = 'report_dir'
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(StageAction, self).run(tmp, task_vars)  # ActionBase's: the stage store's run id is not used here
-        del tmp
-        task_vars = task_vars or {}
-        dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+    def check_args(self, args):
         for path in (args['hccl_env_file'], args['hccn_conf']):
             if path and not os.path.isabs(path):
                 raise AnsibleActionFail('drift_audit: %s is not an absolute path; nothing was read' % path)
-        try:
-            audit_id = store.check_run_id(args['audit_id'])
-            result.update(getattr(self, 'step_' + args['step'])(args, audit_id, task_vars))
-        except store.StoreError as exc:
-            raise AnsibleActionFail('drift_audit: %s.' % to_native(exc)) from exc
-        except OSError as exc:
-            raise AnsibleActionFail('drift_audit: could not use the report directory %s on the controller: %s. Check '
-                                    'that it (npuops_report_dir) is on a writable file system with space left.'
-                                    % (args['report_dir'], to_native(exc))) from exc
-        finally:
-            if self._connection is not None and getattr(self._connection, '_shell', None) is not None:
-                self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
 
     def step_node(self, args, audit_id, task_vars):
         node = store.check_node(task_vars.get('inventory_hostname'))
@@ -95,7 +71,7 @@ class ActionModule(StageAction):
         queries = sorted(set(audit.PORT_QUERY[key] for entry in want for key in entry if key in audit.PORT_QUERY))
         env_files = [path for path in (args['hccl_env_file'], args['hccn_conf'] if want else None) if path]
         files = audit.record_files(records, args['hccl_env_file'])
-        with self._forced_check_mode(False):  # reads only
+        with self.task_check_mode(False):  # reads only
             read = self.run_module('health_info', dict(
                 npu=False, ports=bool(want), port_queries=queries or ['mtu'], host=True, devices=args['devices'],
                 env_files=env_files, timeout=args['timeout']), task_vars)
@@ -104,7 +80,7 @@ class ActionModule(StageAction):
         if read.get('failed') and not read.get('host_info'):
             return dict(failed=True, changed=False, msg='drift_audit: the node %s could not be read: %s' % (
                 node, read.get('msg')))
-        with self._forced_check_mode(True):  # what a run would change is what drifted
+        with self.task_check_mode(True):  # what a run would change is what drifted
             governor = self.run_module('cpu_governor', dict(governor=args['governor'], timeout=args['timeout']),
                                        task_vars) if args['governor'] else None
             stage7 = records.get(7)

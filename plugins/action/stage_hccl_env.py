@@ -117,12 +117,8 @@ class ActionModule(StageAction):
 
     def _load(self, path, task_vars):
         """Load the file in sh on the node, also in check mode (a read)."""
-        check_mode = self._task.check_mode
-        self._task.check_mode = False
-        try:
+        with self.task_check_mode(False):
             return self._module('ansible.legacy.command', hccl_env.load_args(path), task_vars)
-        finally:
-            self._task.check_mode = check_mode
 
     def step_node(self, args, run_id, task_vars):
         node = store.check_node(task_vars.get('inventory_hostname'))

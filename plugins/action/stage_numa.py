@@ -17,7 +17,6 @@ check mode, --diff and idempotence are theirs. The decisions are in plugins/plug
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -111,16 +110,6 @@ class ActionModule(StageAction):
 
     # ---- the parts ----------------------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _no_check_mode(self):
-        """Run the reads and the test of a task with ``check_mode: false`` (they change nothing)."""
-        saved = self._task.check_mode
-        self._task.check_mode = False
-        try:
-            yield
-        finally:
-            self._task.check_mode = saved
-
     def _builtin(self, name, args, task_vars):
         return self._execute_module(module_name='ansible.legacy.%s' % name, module_args=args, task_vars=task_vars)
 
@@ -137,7 +126,7 @@ class ActionModule(StageAction):
     def _path_states(self, entries, task_vars):
         """``{path: stat}`` of ``entries`` from one npuops.ascend.path_info run (read-only, also in check mode); empty
         when it could not run, so that every path goes to its action."""
-        with self._no_check_mode():
+        with self.task_check_mode(False):
             return node_files.stats(self.run_module('path_info', dict(paths=entries), task_vars))
 
     def _render_launcher(self, task_vars, name=LAUNCHER_TEMPLATE):
@@ -175,7 +164,7 @@ class ActionModule(StageAction):
     def _aicore(self, seconds, task_vars):
         """Mean and variance of the AI Core usage per NPU over ``seconds`` samples about a second apart."""
         samples = []
-        with self._no_check_mode():
+        with self.task_check_mode(False):
             for index in range(seconds):
                 if index:
                     time.sleep(1)
@@ -426,7 +415,7 @@ class ActionModule(StageAction):
             return failure
         parts['launcher_check'] = skipped()
         if numa.launcher_test_due(args['verify'], self.check_mode, (parts['map'], parts['launcher'], parts['user'])):
-            with self._no_check_mode():
+            with self.task_check_mode(False):
                 check = self._builtin('command', dict(argv=[settings['launcher_path'], '0', '--', 'id', '-un']),
                                       task_vars)
             parts['launcher_check'] = dict(failed_when_false(check), changed=False)

@@ -10,6 +10,8 @@ are its steps) and a method ``step_<step>(args, run_id, task_vars)`` per step th
 
 from __future__ import annotations
 
+import contextlib
+
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
@@ -27,6 +29,9 @@ class StageAction(ActionBase):
 
     NAME = 'stage'
     ARGUMENT_SPEC = {}
+    # the options naming the run (checked as a run id) and the directory of its store
+    ID_OPTION = 'run_id'
+    DIR_OPTION = 'run_dir'
     TRANSFERS_FILES = False
     _supports_check_mode = True
     _supports_async = False
@@ -43,20 +48,35 @@ class StageAction(ActionBase):
     def check_mode(self):
         return bool(self._play_context.check_mode)
 
+    @contextlib.contextmanager
+    def task_check_mode(self, value):
+        """Run the modules of the block with the task's check mode ``value`` (a read also in a dry run: False; what a
+        change would do, never doing it: True)."""
+        saved = self._task.check_mode
+        self._task.check_mode = value
+        try:
+            yield
+        finally:
+            self._task.check_mode = saved
+
+    def check_args(self, args):
+        """Refuse arguments the spec cannot (AnsibleActionFail) before any step runs; nothing by default."""
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
         task_vars = task_vars or {}
         dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        self.check_args(args)
         try:
-            run_id = store.check_run_id(args['run_id'])
+            run_id = store.check_run_id(args[self.ID_OPTION])
             result.update(getattr(self, 'step_' + args['step'])(args, run_id, task_vars))
         except store.StoreError as exc:
             raise AnsibleActionFail('%s: %s.' % (self.NAME, to_native(exc))) from exc
         except OSError as exc:
             raise AnsibleActionFail('%s: could not use the run store %s on the controller: %s. Check that the report '
                                     'directory (npuops_report_dir) is on a writable file system with space left.'
-                                    % (self.NAME, args['run_dir'], to_native(exc))) from exc
+                                    % (self.NAME, args[self.DIR_OPTION], to_native(exc))) from exc
         finally:
             if self._connection is not None and getattr(self._connection, '_shell', None) is not None:
                 self._remove_tmp_path(self._connection._shell.tmpdir)
