@@ -112,15 +112,17 @@ def test_the_pod_step_fails_naming_what_drifted_from_the_node_records(report_dir
 def test_without_an_applied_run_only_the_intent_is_compared(tmp_path):
     result, calls = run(str(tmp_path), **NODE)
     # the HCCL env file is still examined (a link or write bits for others count without a run that wrote it)
-    assert [name for name, _check, _args in calls] == ['npuops.ascend.health_info', 'npuops.ascend.path_info',
-                                                      'npuops.ascend.cpu_governor']
+    names = [name for name, _check, _args in calls]
+    assert names == ['npuops.ascend.health_info', 'npuops.ascend.path_info', 'npuops.ascend.cpu_governor']
     assert [(f['device'], f['check']) for f in result['findings']] == [(1, 'pfc_priorities'), (None, 'governor')]
     assert result['compared'][5].startswith('no run in %s applied stage 5 on node02' % tmp_path)
 
 
 def test_a_relative_path_is_refused_before_anything_is_read(report_dir):
     with pytest.raises(AnsibleActionFail, match='etc/hccn.conf is not an absolute path; nothing was read'):
-        run(report_dir, **dict(NODE, hccn_conf='etc/hccn.conf'))
+        args = dict(NODE)
+        args['hccn_conf'] = 'etc/hccn.conf'
+        run(report_dir, **args)
 
 
 def test_a_metrics_file_the_collector_would_not_read_is_refused_naming_the_variable(report_dir):

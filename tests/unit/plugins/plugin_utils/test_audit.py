@@ -286,8 +286,8 @@ def test_a_clean_audit_without_any_applied_run_says_it_compared_with_the_intent_
 def test_the_audit_metrics_parse_as_prometheus_text_with_a_sample_per_node():
     from prometheus_client.parser import text_string_to_metric_families  # pylint: disable=import-outside-toplevel
     from ansible_collections.npuops.ascend.plugins.plugin_utils import metrics  # pylint: disable=import-outside-toplevel
-    drift = audit.port_drift(H, WANT[:1], {'devices': {'0': {'mtu': 1500, 'pfc_priorities': [],
-                                                              'dscp_to_tc': [{'dscp': 33, 'tc': 2}]}}})
+    ports = {'devices': {'0': {'mtu': 1500, 'pfc_priorities': [], 'dscp_to_tc': [{'dscp': 33, 'tc': 2}]}}}
+    drift = audit.port_drift(H, WANT[:1], ports)
     documents = {'node01': audit.node_document('a1', 'node01', [], {}, None, 'T'),
                  H: audit.node_document('a1', H, drift, {}, None, 'T')}
     document, dummy, dummy = audit.summary('a1', documents, {'node03': 'no audit record'}, 'T')
