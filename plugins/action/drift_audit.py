@@ -40,6 +40,7 @@ ARGUMENT_SPEC = dict(
     model_index=dict(type='int', default=0),
     timeout=dict(type='int', default=60),
     metrics_file=dict(type='str'),
+    fail_on_drift=dict(type='bool', default=True),
 )
 
 
@@ -128,6 +129,7 @@ class ActionModule(StageAction):
         if failed:
             msg += '. The report, with what each node keeps across a reboot: %s' % report
         persisted = [item['msg'] for node, item in sorted(document['persistence'].items()) if item and item.get('msg')]
-        return dict(changed=False, failed=failed, msg=msg, status=document['status'], drifted=document['drifted'],
+        return dict(changed=False, failed=failed and args['fail_on_drift'], msg=msg, status=document['status'],
+                    drifted=document['drifted'],
                     persistence=persisted, report=report, metrics=metrics_file,
                     path=os.path.join(directory, 'audit.json'))

@@ -93,6 +93,12 @@ options:
     description: Seconds each tool call on the node may take.
     type: int
     default: 60
+  fail_on_drift:
+    description:
+      - (pod) Fail when a node drifted or was not audited. False for an audit that only reports (its verdict in
+        RV(status), RV(msg), C(audit.md) and the metrics).
+    type: bool
+    default: true
   metrics_file:
     description:
       - (pod) Write the audit's metrics in the Prometheus text format (docs/metrics.md) - per node the drifted settings
@@ -124,24 +130,35 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Audit this node
+# The audit role passes the stage roles' intent (roce_lossless_want, numa_bind_governor, ...); here it is written out.
+- name: Audit this node against the lossless intent and the last applied run in the report directory
   npuops.ascend.drift_audit:
     step: node
-    report_dir: /var/lib/npuops/reports
+    report_dir: "{{ playbook_dir }}/npuops-reports"
     audit_id: audit-20261206T080000Z
     devices: [0, 1, 2, 3, 4, 5, 6, 7]
-    want: "{{ roce_lossless_want }}"
+    want: "{{ range(8) | npuops.ascend.roce_desired_config({'mtu': 9000, 'lossless_priority': 4, 'lossless_dscp': 33,
+                                                             'lossless_tc': 3}) }}"
     hccl_env_file: /etc/profile.d/npuops-hccl.sh
     governor: performance
     max_swappiness: 10
     thp_mode: never
 
-- name: Say whether any node drifted
+# A scheduled audit that only reports: the metrics file for node_exporter's textfile collector, no failed play
+- name: Say whether any node drifted, from the node records of this audit
   npuops.ascend.drift_audit:
     step: pod
-    report_dir: /var/lib/npuops/reports
+    report_dir: "{{ playbook_dir }}/npuops-reports"
     audit_id: audit-20261206T080000Z
     nodes: "{{ ansible_play_hosts_all }}"
+    metrics_file: ""
+    fail_on_drift: false
+  register: audit
+  run_once: true
+
+- name: Show the verdict
+  ansible.builtin.debug:
+    msg: "{{ audit.msg }}"
   run_once: true
 """
 

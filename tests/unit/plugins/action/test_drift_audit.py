@@ -129,3 +129,10 @@ def test_a_metrics_file_the_collector_would_not_read_is_refused_naming_the_varia
     run(report_dir, **NODE)
     with pytest.raises(AnsibleActionFail, match="audit_metrics_file is 'relative.prom': it must be the absolute path"):
         run(report_dir, step='pod', nodes=[H], metrics_file='relative.prom')
+
+
+def test_an_audit_that_only_reports_does_not_fail(report_dir):
+    run(report_dir, **NODE)
+    result, dummy = run(report_dir, step='pod', nodes=[H], fail_on_drift=False)
+    assert result['failed'] is False and result['status'] == 'drift' and result['drifted'] == [H]
+    assert 'node02 NPU 1: pfc_priorities is []' in result['msg'] and result['metrics'] is None
